@@ -1,0 +1,10 @@
+//! Everything rdmagen checks: the rule catalogue, findings, and verification of
+//! rendered manifests.
+
+pub mod finding;
+pub mod report;
+pub mod rule;
+pub mod verify;
+
+pub use finding::{Finding, Findings};
+pub use rule::{Rule, RuleInfo, Severity};

@@ -1,0 +1,213 @@
+//! The rule catalogue: every mistake rdmagen reports has a stable ID, a severity, a
+//! one-line summary, an explanation and the source of the fact it enforces.
+//! Resolve-time checks, manifest verification and lint all report through this table.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        })
+    }
+}
+
+/// Every rule rdmagen knows, by name. `Rule::info` gives its catalogue entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    YamlSyntax,
+    DuplicateKey,
+    UnknownDocument,
+    InputShape,
+    UnknownPool,
+    DuplicateName,
+    InvalidJobName,
+    InvalidValue,
+    RdmaOnTcpPool,
+    RdmaTypeMismatch,
+    RdmaUnknownType,
+    RocePartialNode,
+    GpusAbovePool,
+    IbTcSet,
+    OperatorManagedEnv,
+    OverridesPlatformPreset,
+    IbDisableWithRdma,
+    OverridesPoolValue,
+    CommandConflict,
+    LegacyLauncher,
+    GidIndexOnIb,
+    NcclValueRange,
+    HcaNamingConflict,
+    VolumeSource,
+    RdmaWithoutHcas,
+    RenderedSchema,
+    RenderedOperatorRule,
+    RenderedFidelity,
+    TemplateError,
+}
+
+/// One catalogue entry.
+#[derive(Debug)]
+pub struct RuleInfo {
+    pub rule: Rule,
+    /// Stable identifier, never reused.
+    pub id: &'static str,
+    pub severity: Severity,
+    /// The YAML could not be read at all: exit code 2 rather than 1.
+    pub syntax: bool,
+    pub summary: &'static str,
+    pub explanation: &'static str,
+    /// Where the fact behind the rule comes from.
+    pub source: &'static str,
+}
+
+impl Rule {
+    pub fn info(self) -> &'static RuleInfo {
+        &CATALOGUE[self as usize]
+    }
+}
+
+const SEED_AISTUDIO: &str = "seed 000 (AIStudio RDMA network page)";
+const SEED_CUBESTUDIO: &str = "seed 001 (CubeStudio RDMA + distributed training page)";
+const OPERATOR: &str =
+    "Kubeflow training-operator v1.9.0, pkg/webhooks/pytorch and pkg/controller.v1/pytorch";
+const NCCL_DOCS: &str = "NCCL user guide, environment variables (env.rst)";
+
+macro_rules! catalogue {
+    ($( $rule:ident $id:literal $sev:ident $syntax:literal, $summary:literal, $source:expr, $explanation:literal; )*) => {
+        /// In the order of `Rule`'s variants (a test checks it).
+        pub static CATALOGUE: &[RuleInfo] = &[$(RuleInfo {
+            rule: Rule::$rule,
+            id: $id,
+            severity: Severity::$sev,
+            syntax: $syntax,
+            summary: $summary,
+            explanation: $explanation,
+            source: $source,
+        }),*];
+    };
+}
+
+catalogue! {
+    YamlSyntax "RDG001" Error true,
+        "the file is not valid YAML", "YAML 1.2",
+        "The parser stopped at this position. Nothing is rendered until every input parses.";
+    DuplicateKey "RDG002" Error true,
+        "a mapping repeats a key", "YAML 1.2 (keys of a mapping are unique)",
+        "Kubernetes tooling silently keeps one of two duplicate keys; rdmagen refuses the file so the surviving value is never a surprise.";
+    UnknownDocument "RDG003" Error false,
+        "a document is not an rdmagen Job or Pool", "rdmagen input format",
+        "Every document needs `apiVersion: rdmagen/v1alpha1` and `kind: Job` or `kind: Pool`.";
+    InputShape "RDG004" Error false,
+        "a field is unknown or has the wrong type", "rdmagen input format (schemas/)",
+        "Inputs are strict: an unknown field is an error rather than being ignored, because a misspelt field would otherwise be a silently missing setting.";
+    UnknownPool "RDG005" Error false,
+        "the job names a pool that no input defines", "rdmagen input format",
+        "Pools come from the inputs or from `--pools`. Check the spelling of `spec.pool` or pass the file that defines it.";
+    DuplicateName "RDG006" Error false,
+        "two jobs or two pools share a name", "rdmagen input format",
+        "Job names become output directories and Kubernetes object names; pool names are how jobs refer to pools. Both must be unique.";
+    InvalidJobName "RDG007" Error false,
+        "the job name is not a valid PyTorchJob name", OPERATOR,
+        "The operator's webhook requires a DNS-1035 label (lowercase letters, digits and '-', starting with a letter). Pods and their Services are named `<job>-worker-<n>`, which must also fit in 63 characters.";
+    InvalidValue "RDG008" Error false,
+        "a value is not in the accepted form", "rdmagen input format, Kubernetes API conventions",
+        "Quantities follow the Kubernetes quantity syntax (`64Gi`, `500m`), counts are at least 1, and enumerated fields take one of their listed values.";
+    RdmaOnTcpPool "RDG010" Error false,
+        "RDMA is asked for on a pool whose fabric is tcp", SEED_AISTUDIO,
+        "A pool without RoCE or InfiniBand has no RDMA device to hand out; the pod would stay Pending on the RDMA resource or NCCL would fall back to sockets.";
+    RdmaTypeMismatch "RDG011" Error false,
+        "the `N(type)` RDMA request names a fabric other than the pool's", SEED_CUBESTUDIO,
+        "CubeStudio maps `N(ib)` to rdma/hca and `N(roce)` to rdma/shared. Asking for the other fabric's resource requests a device the nodes do not have; CubeStudio itself then silently requests nothing.";
+    RdmaUnknownType "RDG012" Error false,
+        "the RDMA request is not auto, on, off or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
+        "CubeStudio's get_rdma() returns 0 for a type it does not know, which disables RDMA without a word. rdmagen reports it instead.";
+    RocePartialNode "RDG013" Warning false,
+        "RDMA is on for a RoCE job that takes less than a whole node", SEED_AISTUDIO,
+        "AIStudio turns RDMA on at 8 GPUs and off below, and warns that forcing it on for fewer GPUs over RoCE can cause communication problems.";
+    GpusAbovePool "RDG014" Error false,
+        "the job asks for more GPUs per node than the pool's nodes have", "rdmagen pool definition",
+        "A pod cannot span nodes; a request above the node's GPU count leaves it Pending forever.";
+    IbTcSet "RDG020" Error false,
+        "the job sets NCCL_IB_TC", SEED_AISTUDIO,
+        "AIStudio: no need to set NCCL_IB_TC, do not change it. The traffic class must match the switches' PFC/ECN configuration, which the platform owns.";
+    OperatorManagedEnv "RDG021" Error false,
+        "the job sets a variable the training operator injects", OPERATOR,
+        "The operator appends MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK and PET_* to every container. Setting them by hand leaves duplicate names whose winner depends on the consumer.";
+    OverridesPlatformPreset "RDG022" Warning false,
+        "the job overrides a variable the platform presets", "seed 000 (AIStudio presets), seed 001 (CCE injection)",
+        "AIStudio presets NCCL_IB_GID_INDEX, NCCL_IB_HCA and NCCL_CROSS_NIC on RoCE and advises not to change them; CCE injects its NCCL variables only when the YAML does not declare them. The job's value is kept.";
+    IbDisableWithRdma "RDG023" Error false,
+        "NCCL_IB_DISABLE=1 while RDMA is on", NCCL_DOCS,
+        "NCCL_IB_DISABLE=1 makes NCCL use sockets even though an RDMA device was requested: the job runs, slowly, and holds the RDMA resource for nothing.";
+    OverridesPoolValue "RDG024" Info false,
+        "the job sets a variable rdmagen would derive from the pool", "rdmagen pool definition",
+        "The job's value replaces the pool's. Prefer fixing the pool if the pool is wrong.";
+    CommandConflict "RDG030" Error false,
+        "command, script and launcher do not fit together", OPERATOR,
+        "`script` (with `args`) is run by the launcher; `command` is run as given and needs `launcher: none`. Exactly one of the two is required.";
+    LegacyLauncher "RDG031" Info false,
+        "the legacy torch.distributed.launch form is used", "pytorch torch/distributed/launch.py; operator envvar.go",
+        "torch.distributed.launch is deprecated. With it rdmagen leaves spec.nprocPerNode unset so that WORLD_SIZE counts pods, which is what `--nnodes $(WORLD_SIZE)` needs; with an integer nprocPerNode the rendezvous would wait forever.";
+    GidIndexOnIb "RDG040" Warning false,
+        "a GID index is set on an InfiniBand pool", NCCL_DOCS,
+        "NCCL ignores NCCL_IB_GID_INDEX on an InfiniBand link layer; rdmagen does not write it.";
+    NcclValueRange "RDG041" Error false,
+        "an NCCL setting is outside the range NCCL accepts", NCCL_DOCS,
+        "NCCL_IB_TIMEOUT is 0-31 (0 waits forever), NCCL_IB_QPS_PER_CONNECTION 1-128, NCCL_CROSS_NIC 0, 1 or 2.";
+    HcaNamingConflict "RDG042" Error false,
+        "an HCA name is empty, repeated or not a plain device name", NCCL_DOCS,
+        "Pool `hcas` are device names such as mlx5_1; NCCL_IB_HCA's `^`, `=` and `:port` syntax is produced by rdmagen, not written in the pool.";
+    VolumeSource "RDG050" Error false,
+        "a volume does not name exactly one source", "Kubernetes Volume API",
+        "Each volume takes one of `claim`, `nfs` or `csi`. A CSI volume needs `persistentVolume` (rdmagen then writes the PV and PVC); `persistentVolume` needs `nfs` or `csi`.";
+    RdmaWithoutHcas "RDG051" Info false,
+        "RDMA is on but the pool lists no data NICs", SEED_CUBESTUDIO,
+        "Without `hcas`, NCCL_IB_HCA is not written and NCCL uses every RDMA device it finds, including the management NIC (usually mlx5_0).";
+    RenderedSchema "RDG090" Error false,
+        "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
+        "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";
+    RenderedOperatorRule "RDG091" Error false,
+        "the rendered manifest breaks a rule of the operator's webhook", OPERATOR,
+        "Master replicas must be 1, Worker replicas at least 1, every replica needs a container named `pytorch` with an image, and replica keys are exactly Master and Worker.";
+    RenderedFidelity "RDG092" Error false,
+        "the rendered manifest does not carry a value the plan decided", "rdmagen render verification",
+        "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
+    TemplateError "RDG093" Error false,
+        "a template failed to render", "templates/",
+        "A template refers to an undefined value or has a syntax error. Built-in templates never do; check templates given with --templates.";
+}
+
+impl RuleInfo {
+    pub fn by_id(id: &str) -> Option<&'static RuleInfo> {
+        CATALOGUE.iter().find(|r| r.id.eq_ignore_ascii_case(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn catalogue_is_in_variant_order_with_unique_ids() {
+        let mut ids = HashSet::new();
+        for (i, info) in CATALOGUE.iter().enumerate() {
+            assert_eq!(info.rule as usize, i, "{} is out of order", info.id);
+            assert!(ids.insert(info.id), "{} is repeated", info.id);
+            assert!(info.id.starts_with("RDG") && info.id.len() == 6);
+        }
+        assert_eq!(Rule::TemplateError.info().id, "RDG093");
+        assert_eq!(RuleInfo::by_id("rdg020").unwrap().rule, Rule::IbTcSet);
+    }
+}

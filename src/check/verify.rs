@@ -1,0 +1,215 @@
+//! Verify: rendered text is parsed back and checked before anything is written —
+//! against rdmagen's strict PyTorchJob schema, the operator webhook's rules, and the
+//! plan itself (image, command and environment must read back exactly).
+
+use serde_json::Value;
+
+use crate::check::Rule;
+use crate::plan::Plan;
+
+const SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
+
+/// A problem found in rendered output: the rule and what is wrong, at a JSON path.
+#[derive(Debug)]
+pub struct Problem {
+    pub rule: Rule,
+    pub message: String,
+}
+
+/// Holds the compiled schema; build once per run.
+pub struct Verifier {
+    schema: jsonschema::Validator,
+}
+
+impl Verifier {
+    pub fn new() -> Self {
+        let schema: Value =
+            serde_json::from_str(SCHEMA).expect("schemas/pytorchjob.schema.json is valid JSON");
+        let schema = jsonschema::validator_for(&schema).expect("the embedded schema compiles");
+        Verifier { schema }
+    }
+
+    /// Check a rendered PyTorchJob document against the schema, the webhook and the plan.
+    pub fn pytorchjob(&self, text: &str, plan: &Plan) -> Vec<Problem> {
+        let docs = match parse(text) {
+            Ok(docs) => docs,
+            Err(message) => return vec![problem(Rule::RenderedSchema, message)],
+        };
+        let [doc] = docs.as_slice() else {
+            return vec![problem(
+                Rule::RenderedSchema,
+                format!("expected one document, found {}", docs.len()),
+            )];
+        };
+        let mut problems: Vec<Problem> = self
+            .schema
+            .iter_errors(doc)
+            .map(|e| {
+                problem(
+                    Rule::RenderedSchema,
+                    format!("{}: {e}", path_or_root(&e.instance_path().to_string())),
+                )
+            })
+            .collect();
+        problems.extend(webhook(doc));
+        problems.extend(fidelity(doc, plan));
+        problems
+    }
+
+    /// Check rendered PersistentVolume/Claim documents against the plan.
+    pub fn storage(&self, text: &str, plan: &Plan) -> Vec<Problem> {
+        let docs = match parse(text) {
+            Ok(docs) => docs,
+            Err(message) => return vec![problem(Rule::RenderedSchema, message)],
+        };
+        let expected: Vec<(&str, &str)> = plan
+            .storage
+            .iter()
+            .flat_map(|s| {
+                [
+                    ("PersistentVolume", s.volume_name.as_str()),
+                    ("PersistentVolumeClaim", s.claim_name.as_str()),
+                ]
+            })
+            .collect();
+        let found: Vec<(&str, &str)> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d["kind"].as_str().unwrap_or(""),
+                    d["metadata"]["name"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        if found == expected {
+            Vec::new()
+        } else {
+            vec![problem(
+                Rule::RenderedFidelity,
+                format!("storage documents {found:?} differ from the plan's {expected:?}"),
+            )]
+        }
+    }
+}
+
+impl Default for Verifier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn problem(rule: Rule, message: impl Into<String>) -> Problem {
+    Problem {
+        rule,
+        message: message.into(),
+    }
+}
+
+fn path_or_root(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+/// Parse rendered YAML the way a strict consumer would: YAML 1.1 booleans stay strings.
+pub fn parse(text: &str) -> Result<Vec<Value>, String> {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
+        .map_err(|e| format!("rendered text is not valid YAML: {e}"))
+}
+
+/// The operator's validating webhook (pytorchjob_webhook.go), as far as it can be
+/// judged from one manifest.
+fn webhook(doc: &Value) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let Some(specs) = doc["spec"]["pytorchReplicaSpecs"].as_object() else {
+        return vec![problem(
+            Rule::RenderedOperatorRule,
+            "spec.pytorchReplicaSpecs is missing",
+        )];
+    };
+    for (role, replica) in specs {
+        if role != "Master" && role != "Worker" {
+            out.push(problem(
+                Rule::RenderedOperatorRule,
+                format!("replica type `{role}` is not Master or Worker"),
+            ));
+        }
+        let replicas = replica["replicas"].as_i64();
+        match (role.as_str(), replicas) {
+            ("Master", Some(1)) => {}
+            ("Master", _) => out.push(problem(
+                Rule::RenderedOperatorRule,
+                "Master replicas must be set and equal 1",
+            )),
+            (_, Some(n)) if n < 1 => out.push(problem(
+                Rule::RenderedOperatorRule,
+                format!("{role} replicas must be at least 1"),
+            )),
+            _ => {}
+        }
+        let containers = replica["template"]["spec"]["containers"].as_array();
+        let pytorch = containers
+            .into_iter()
+            .flatten()
+            .find(|c| c["name"] == "pytorch");
+        match pytorch {
+            None => out.push(problem(
+                Rule::RenderedOperatorRule,
+                format!("{role} has no container named pytorch"),
+            )),
+            Some(c) if c["image"].as_str().is_none_or(str::is_empty) => {
+                out.push(problem(
+                    Rule::RenderedOperatorRule,
+                    format!("{role}'s pytorch container has no image"),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// What the plan decided must read back unchanged from every replica.
+fn fidelity(doc: &Value, plan: &Plan) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mismatch = |what: &str, found: &Value| {
+        problem(
+            Rule::RenderedFidelity,
+            format!("{what} reads back as {found}"),
+        )
+    };
+    if doc["metadata"]["name"] != plan.name.as_str() {
+        out.push(mismatch("metadata.name", &doc["metadata"]["name"]));
+    }
+    let Some(specs) = doc["spec"]["pytorchReplicaSpecs"].as_object() else {
+        return out;
+    };
+    let c = &plan.pod.container;
+    let command: Value = c.command.iter().map(|s| Value::from(s.as_str())).collect();
+    let env: Value = c
+        .env
+        .iter()
+        .map(|v| serde_json::json!({"name": v.name, "value": v.value}))
+        .collect();
+    for (role, replica) in specs {
+        let Some(container) = replica["template"]["spec"]["containers"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["name"] == "pytorch"))
+        else {
+            continue;
+        };
+        if container["image"] != c.image.as_str() {
+            out.push(mismatch(&format!("{role} image"), &container["image"]));
+        }
+        if container["command"] != command {
+            out.push(mismatch(&format!("{role} command"), &container["command"]));
+        }
+        let found_env = container
+            .get("env")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new()));
+        if found_env != env {
+            out.push(mismatch(&format!("{role} env"), &found_env));
+        }
+    }
+    out
+}

@@ -1,0 +1,55 @@
+//! Errors that stop a command, each carrying its exit code.
+//!
+//! Exit codes: 0 success; 1 inputs were read but are invalid (rule errors); 2 usage,
+//! I/O or YAML syntax errors. Findings are never reported with the failure code.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub enum Error {
+    /// Reading or writing a file failed.
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The command line asks for something impossible.
+    Usage(String),
+    /// Findings were reported (already printed by the caller); `syntax` when any of
+    /// them means a file could not be parsed.
+    Findings { errors: usize, syntax: bool },
+}
+
+impl Error {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The process exit code for this error.
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Io { .. } | Error::Usage(_) => 2,
+            Error::Findings { syntax: true, .. } => 2,
+            Error::Findings { .. } => 1,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Usage(message) => f.write_str(message),
+            Error::Findings { errors, .. } => write!(
+                f,
+                "{errors} error{} found; nothing was written",
+                if *errors == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

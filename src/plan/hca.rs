@@ -1,0 +1,123 @@
+//! Which RDMA data NICs a job uses, and how to name them to NCCL.
+
+use crate::check::{Findings, Rule};
+use crate::plan::resolve::Ctx;
+use crate::spec::tree::Seg;
+use crate::spec::{Loaded, PoolDocument};
+
+/// The first ceil(k·H/G) of the pool's H data NICs for a job on k of G GPUs
+/// (seed 001's CCE table: 8 GPUs → mlx5_1..mlx5_8, 4 GPUs → mlx5_1..mlx5_4).
+pub fn share(hcas: &[String], gpus: u32, per_node: u32) -> &[String] {
+    if per_node == 0 || gpus >= per_node {
+        return hcas;
+    }
+    let wanted = (u64::from(gpus) * hcas.len() as u64).div_ceil(u64::from(per_node));
+    &hcas[..(wanted as usize).min(hcas.len())]
+}
+
+/// NCCL_IB_HCA for the chosen devices. NCCL matches names as prefixes, so `mlx5_1`
+/// also selects mlx5_10..mlx5_19; when any chosen name is a prefix of another device
+/// the pool lists, the exact-match form `=a,b` is used (NCCL docs, NCCL_IB_HCA).
+pub fn nccl_value(chosen: &[String], all: &[String]) -> (String, bool) {
+    let ambiguous = chosen
+        .iter()
+        .any(|c| all.iter().any(|d| d != c && d.starts_with(c.as_str())));
+    let list = chosen.join(",");
+    if ambiguous {
+        (format!("={list}"), true)
+    } else {
+        (list, false)
+    }
+}
+
+/// NCCL_IB_HCA for this job, or None when it is not written (RDMA off, no NICs listed).
+pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
+    if !rdma_on {
+        return None;
+    }
+    let all = &ctx.pool.value.spec.network.hcas;
+    if all.is_empty() {
+        let pool = ctx.pool.value.metadata.name.clone();
+        ctx.report(
+            Rule::RdmaWithoutHcas,
+            format!("pool `{pool}` lists no hcas; NCCL will use every RDMA device, the management NIC included"),
+            &[Seg::Key("spec"), Seg::Key("pool")],
+        );
+        return None;
+    }
+    let gpus = ctx.job.value.spec.gpus_per_node;
+    let per_node = ctx.pool.value.spec.gpu.per_node;
+    let chosen = share(all, gpus, per_node);
+    let (value, exact) = nccl_value(chosen, all);
+    let mut reason = format!(
+        "{} of the pool's {} data NICs for {gpus} of {per_node} GPUs (first ceil({gpus}*{}/{per_node}))",
+        chosen.len(),
+        all.len(),
+        all.len()
+    );
+    if exact {
+        reason.push_str("; `=` because a name is a prefix of another device name");
+    }
+    ctx.decisions.record("hcas", &value, reason);
+    Some(value)
+}
+
+/// Pool `hcas` must be plain, distinct device names.
+pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
+    let hcas = &pool.value.spec.network.hcas;
+    for (i, name) in hcas.iter().enumerate() {
+        let at = || {
+            pool.doc.locate(&[
+                Seg::Key("spec"),
+                Seg::Key("network"),
+                Seg::Key("hcas"),
+                Seg::Index(i),
+            ])
+        };
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+        if !plain {
+            findings.at(
+                Rule::HcaNamingConflict,
+                format!("`{name}` is not a plain device name such as mlx5_1"),
+                at(),
+            );
+        } else if hcas[..i].contains(name) {
+            findings.at(
+                Rule::HcaNamingConflict,
+                format!("`{name}` is listed twice"),
+                at(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nics(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("mlx5_{i}")).collect()
+    }
+
+    #[test]
+    fn share_follows_the_cce_table() {
+        let all = nics(8);
+        assert_eq!(share(&all, 8, 8).len(), 8);
+        assert_eq!(share(&all, 4, 8), &all[..4]);
+        assert_eq!(share(&all, 1, 8), &all[..1]);
+        let four = nics(4);
+        assert_eq!(share(&four, 1, 8).len(), 1);
+        assert_eq!(share(&four, 3, 8).len(), 2);
+    }
+
+    #[test]
+    fn prefix_names_use_exact_match() {
+        let all = nics(12);
+        assert_eq!(nccl_value(&all[..2], &all).0, "=mlx5_1,mlx5_2");
+        let eight = nics(8);
+        assert_eq!(nccl_value(&eight, &eight), (eight.join(","), false));
+    }
+}

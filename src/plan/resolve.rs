@@ -1,0 +1,270 @@
+//! The resolve step for one job: the order in which decisions are made.
+
+use crate::check::{Findings, Rule};
+use crate::plan::decision::Decisions;
+use crate::plan::{
+    Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, launcher, nccl_env, pod, rdma,
+};
+use crate::platform::{Profile, profile};
+use crate::source::Location;
+use crate::spec::pool::{Fabric, GidIndex};
+use crate::spec::tree::Seg;
+use crate::spec::{JobDocument, Loaded, PoolDocument};
+
+/// What every resolve helper works with.
+pub(super) struct Ctx<'a> {
+    pub job: &'a Loaded<JobDocument>,
+    pub pool: &'a Loaded<PoolDocument>,
+    pub profile: &'static Profile,
+    pub findings: &'a mut Findings,
+    pub decisions: Decisions,
+}
+
+impl Ctx<'_> {
+    /// Where `path` (below the job document's root) is written.
+    pub fn job_at(&self, path: &[Seg<'_>]) -> Location {
+        self.job.doc.locate(path)
+    }
+
+    pub fn report(&mut self, rule: Rule, message: impl Into<String>, path: &[Seg<'_>]) {
+        let at = self.job_at(path);
+        self.findings.at(rule, message, at);
+    }
+
+    pub fn fabric(&self) -> Fabric {
+        self.pool.value.spec.network.fabric
+    }
+}
+
+/// Longest job name for which `<name>-worker-<n>` still fits a 63-character DNS label.
+fn max_name_len(nodes: u32) -> usize {
+    let suffix = "-worker-".len() + nodes.saturating_sub(1).max(1).to_string().len();
+    63 - suffix
+}
+
+/// Decide everything about one job on its pool. Findings go to `findings`; the plan is
+/// returned even when some are errors, so that one run reports every problem.
+pub fn resolve(
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+    findings: &mut Findings,
+) -> Plan {
+    let profile = profile(pool.value.spec.platform);
+    let mut ctx = Ctx {
+        job,
+        pool,
+        profile,
+        findings,
+        decisions: Decisions::default(),
+    };
+    let spec = &job.value.spec;
+    let meta = &job.value.metadata;
+    check_job_name(&mut ctx, &meta.name, spec.nodes);
+    check_counts(&mut ctx);
+    ctx.decisions.record(
+        "platform",
+        profile.name,
+        format!("pool `{}`: {}", pool.value.metadata.name, profile.source),
+    );
+
+    let rdma = rdma::decide(&mut ctx);
+    let hcas = hca::for_job(&mut ctx, rdma.on);
+    let launch = launcher::decide(&mut ctx);
+    let env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
+    let pod = pod::decide(&mut ctx, &rdma, launch.command, env);
+    let storage = pod::storage(&mut ctx);
+
+    let mut replicas = vec![Replica {
+        role: "Master",
+        count: 1,
+    }];
+    if spec.nodes > 1 {
+        replicas.push(Replica {
+            role: "Worker",
+            count: spec.nodes - 1,
+        });
+    }
+    ctx.decisions.record(
+        "replicas",
+        format!("Master 1, Worker {}", spec.nodes.saturating_sub(1)),
+        format!(
+            "{} node(s): the operator requires exactly one Master; the others are Workers{}",
+            spec.nodes,
+            if spec.nodes == 1 { " (none here)" } else { "" }
+        ),
+    );
+    let run_policy = run_policy(&mut ctx);
+
+    Plan {
+        name: meta.name.clone(),
+        namespace: meta.namespace.clone(),
+        labels: spec.labels.clone(),
+        nproc_per_node: launch.nproc_per_node,
+        run_policy,
+        replicas,
+        restart_policy: spec.restart_policy,
+        pod,
+        storage,
+        decisions: ctx.decisions.0,
+    }
+}
+
+fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
+    let path = [Seg::Key("metadata"), Seg::Key("name")];
+    let dns_1035 = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !dns_1035 {
+        ctx.report(
+            Rule::InvalidJobName,
+            format!("`{name}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)"),
+            &path,
+        );
+    } else if name.len() > max_name_len(nodes) {
+        ctx.report(
+            Rule::InvalidJobName,
+            format!(
+                "`{name}` is {} characters; with {nodes} node(s) it can be at most {} so that `{name}-worker-{}` fits in 63",
+                name.len(),
+                max_name_len(nodes),
+                nodes.saturating_sub(1).max(1)
+            ),
+            &path,
+        );
+    }
+}
+
+fn check_counts(ctx: &mut Ctx<'_>) {
+    let spec = &ctx.job.value.spec;
+    let per_node = ctx.pool.value.spec.gpu.per_node;
+    let (nodes, gpus) = (spec.nodes, spec.gpus_per_node);
+    if nodes == 0 {
+        ctx.report(
+            Rule::InvalidValue,
+            "nodes must be at least 1",
+            &[Seg::Key("spec"), Seg::Key("nodes")],
+        );
+    }
+    let gpus_at = [Seg::Key("spec"), Seg::Key("gpusPerNode")];
+    if gpus == 0 {
+        ctx.report(
+            Rule::InvalidValue,
+            "gpusPerNode must be at least 1",
+            &gpus_at,
+        );
+    } else if gpus > per_node {
+        let pool = ctx.pool.value.metadata.name.clone();
+        ctx.report(
+            Rule::GpusAbovePool,
+            format!("gpusPerNode is {gpus} but the nodes of pool `{pool}` have {per_node} GPUs"),
+            &gpus_at,
+        );
+    }
+}
+
+fn run_policy(ctx: &mut Ctx<'_>) -> Option<RunPolicyPlan> {
+    let asked = ctx.job.value.spec.run_policy.clone().unwrap_or_default();
+    let asked_scheduling = asked.scheduling_policy.unwrap_or_default();
+    let pool_queue = ctx
+        .pool
+        .value
+        .spec
+        .scheduler
+        .as_ref()
+        .and_then(|s| s.queue.clone());
+    let queue = match (asked_scheduling.queue, pool_queue) {
+        (Some(q), _) => {
+            ctx.decisions
+                .record("queue", &q, "set by the job's runPolicy.schedulingPolicy");
+            Some(q)
+        }
+        (None, Some(q)) => {
+            ctx.decisions
+                .record("queue", &q, "the pool's scheduler queue");
+            Some(q)
+        }
+        (None, None) => None,
+    };
+    let scheduling = (queue.is_some()
+        || asked_scheduling.min_available.is_some()
+        || asked_scheduling.priority_class.is_some())
+    .then_some(SchedulingPlan {
+        min_available: asked_scheduling.min_available,
+        queue,
+        priority_class: asked_scheduling.priority_class,
+    });
+    let plan = RunPolicyPlan {
+        clean_pod_policy: asked.clean_pod_policy,
+        backoff_limit: asked.backoff_limit,
+        ttl_seconds_after_finished: asked.ttl_seconds_after_finished,
+        active_deadline_seconds: asked.active_deadline_seconds,
+        scheduling_policy: scheduling,
+    };
+    let empty = plan.clean_pod_policy.is_none()
+        && plan.backoff_limit.is_none()
+        && plan.ttl_seconds_after_finished.is_none()
+        && plan.active_deadline_seconds.is_none()
+        && plan.scheduling_policy.is_none();
+    (!empty).then_some(plan)
+}
+
+/// Checks of a pool that do not depend on any job; run once per pool.
+pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
+    let net = &pool.value.spec.network;
+    let at = |field: &str| {
+        pool.doc
+            .locate(&[Seg::Key("spec"), Seg::Key("network"), Seg::Key(field)])
+    };
+    let ranges: [(&str, &str, Option<u32>, u32, u32); 3] = [
+        ("ibTimeout", "NCCL_IB_TIMEOUT", net.ib_timeout, 0, 31),
+        (
+            "qpsPerConnection",
+            "NCCL_IB_QPS_PER_CONNECTION",
+            net.qps_per_connection,
+            1,
+            128,
+        ),
+        ("crossNic", "NCCL_CROSS_NIC", net.cross_nic, 0, 2),
+    ];
+    for (field, var, value, min, max) in ranges {
+        if let Some(v) = value
+            && !(min..=max).contains(&v)
+        {
+            findings.at(
+                Rule::NcclValueRange,
+                format!("{field} is {v}; {var} accepts {min}-{max}"),
+                at(field),
+            );
+        }
+    }
+    if net.fabric == Fabric::Ib && matches!(net.gid_index, Some(GidIndex::Index(_))) {
+        findings.at(
+            Rule::GidIndexOnIb,
+            "gidIndex is set on an InfiniBand pool; NCCL ignores NCCL_IB_GID_INDEX there and rdmagen does not write it",
+            at("gidIndex"),
+        );
+    }
+    if pool.value.spec.gpu.per_node == 0 {
+        findings.at(
+            Rule::InvalidValue,
+            "gpu.perNode must be at least 1",
+            pool.doc
+                .locate(&[Seg::Key("spec"), Seg::Key("gpu"), Seg::Key("perNode")]),
+        );
+    }
+    hca::check_pool_names(pool, findings);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_name_len;
+
+    #[test]
+    fn name_budget_leaves_room_for_worker_suffix() {
+        assert_eq!(max_name_len(2), 63 - "-worker-1".len());
+        assert_eq!(max_name_len(1), 63 - "-worker-1".len());
+        assert_eq!(max_name_len(11), 63 - "-worker-10".len());
+    }
+}

@@ -1,0 +1,89 @@
+//! The YAML-safe value filter: how any value a template prints becomes YAML.
+//!
+//! A string is written plain only when it is an identifier-like word that no YAML 1.1
+//! or 1.2 parser reads as anything but a string (`eth0`, `nvidia.com/gpu`,
+//! `/dev/shm`); everything else is double-quoted with every character outside YAML's
+//! printable set escaped. No user string (quotes, `: `, `#`, newlines, `no`, `on`,
+//! `~`, unicode) can change the document's structure or its type.
+
+use std::fmt::Write;
+
+/// Words YAML 1.1 (go-yaml, which Kubernetes uses) or 1.2 resolve to booleans or null.
+const RESERVED: &[&str] = &["y", "n", "yes", "no", "true", "false", "on", "off", "null"];
+
+/// `s` as a YAML scalar that reads back as exactly the string `s`.
+pub fn scalar(s: &str) -> String {
+    if is_plain_safe(s) {
+        s.to_owned()
+    } else {
+        quote(s)
+    }
+}
+
+/// Starts with a letter, `_` or `/`, continues with letters, digits, `_`, `.`, `/`, `-`,
+/// and is not a reserved word in any case. Such a scalar can only be a string.
+fn is_plain_safe(s: &str) -> bool {
+    let mut chars = s.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '/');
+    first_ok
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        && !RESERVED.contains(&s.to_ascii_lowercase().as_str())
+}
+
+/// `s` as a YAML 1.2 double-quoted scalar (also read correctly by YAML 1.1 parsers
+/// such as go-yaml, which Kubernetes uses).
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Characters outside YAML's c-printable set, plus those YAML 1.1 treats as line
+/// breaks (NEL, LS, PS) and the byte-order mark.
+fn needs_escape(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' | '\u{2028}' | '\u{2029}' | '\u{FEFF}'
+        | '\u{FFFE}' | '\u{FFFF}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn plain_only_when_unambiguous() {
+        use super::scalar;
+        assert_eq!(scalar("eth0"), "eth0");
+        assert_eq!(scalar("nvidia.com/gpu"), "nvidia.com/gpu");
+        assert_eq!(scalar("/dev/shm"), "/dev/shm");
+        for quoted in [
+            "No", "ON", "y", "Null", "64Gi", "8", "a b", "a:b", "-x", "~", "", ".inf", "x#",
+        ] {
+            assert!(scalar(quoted).starts_with('"'), "{quoted}");
+        }
+    }
+
+    #[test]
+    fn quotes_and_escapes() {
+        assert_eq!(quote("no"), "\"no\"");
+        assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(quote("x\ny\u{7}"), "\"x\\ny\\u0007\"");
+        assert_eq!(quote("é 中 \u{85}"), "\"é 中 \\u0085\"");
+    }
+}

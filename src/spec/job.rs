@@ -1,0 +1,261 @@
+//! The Job: what the person training asks for. It names its pool.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::spec::common::{ApiVersion, Metadata};
+
+/// A distributed PyTorch training job.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobDocument {
+    pub api_version: ApiVersion,
+    pub kind: JobKind,
+    pub metadata: Metadata,
+    pub spec: JobSpec,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum JobKind {
+    Job,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobSpec {
+    /// Name of the Pool the job runs on.
+    pub pool: String,
+    /// Container image; it must contain NCCL and, for RDMA, the RDMA user-space packages.
+    pub image: String,
+    /// imagePullPolicy of the container.
+    #[serde(default)]
+    pub image_pull_policy: Option<PullPolicy>,
+    /// Number of pods (one per node): one Master plus nodes-1 Workers.
+    pub nodes: u32,
+    /// GPUs each pod takes.
+    pub gpus_per_node: u32,
+    /// `auto` (on exactly when the pool has RDMA and the job takes whole nodes), `on`,
+    /// `off`, or CubeStudio's `N(type)` such as `1(roce)` or `2(ib)`.
+    #[serde(default = "default_rdma")]
+    pub rdma: String,
+    /// How the training processes are started. Default: torchrun with `script`, none with `command`.
+    #[serde(default)]
+    pub launcher: Option<Launcher>,
+    /// Training script run by the launcher.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// Arguments of the script.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// An explicit command, run as given (with `launcher: none`).
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// Working directory of the container.
+    #[serde(default)]
+    pub working_dir: Option<String>,
+    /// Extra environment variables of the container.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Size limit of the memory-backed /dev/shm, e.g. 64Gi.
+    #[serde(default)]
+    pub shm: Option<String>,
+    /// CPU and memory of each pod (requests = limits).
+    #[serde(default)]
+    pub resources: Resources,
+    /// Volumes mounted into every pod.
+    #[serde(default)]
+    pub volumes: Vec<Volume>,
+    /// Labels of the PyTorchJob and its pods.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations of the pods.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+    /// nodeSelector of the pods.
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    /// Tolerations of the pods.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+    /// Replica restart policy.
+    #[serde(default)]
+    pub restart_policy: RestartPolicy,
+    /// The operator's runPolicy.
+    #[serde(default)]
+    pub run_policy: Option<RunPolicy>,
+    /// Run pods in the host's network namespace (dnsPolicy becomes ClusterFirstWithHostNet).
+    #[serde(default)]
+    pub host_network: bool,
+}
+
+fn default_rdma() -> String {
+    "auto".to_owned()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// `torchrun <script> <args>`; nprocPerNode is the GPU count.
+    Torchrun,
+    /// `python -m torch.distributed.launch ...` as in the seed; nprocPerNode stays unset.
+    Legacy,
+    /// The command runs as given.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+pub enum PullPolicy {
+    Always,
+    IfNotPresent,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
+pub enum RestartPolicy {
+    #[default]
+    OnFailure,
+    Never,
+    Always,
+    ExitCode,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Resources {
+    /// CPU quantity, e.g. "64" or 500m.
+    #[serde(default)]
+    pub cpu: Option<String>,
+    /// Memory quantity, e.g. 512Gi.
+    #[serde(default)]
+    pub memory: Option<String>,
+}
+
+/// A volume mounted into every pod. Exactly one of `claim`, `nfs`, `csi`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Volume {
+    pub name: String,
+    pub mount_path: String,
+    #[serde(default)]
+    pub read_only: bool,
+    /// An existing PersistentVolumeClaim.
+    #[serde(default)]
+    pub claim: Option<String>,
+    /// An NFS export.
+    #[serde(default)]
+    pub nfs: Option<NfsSource>,
+    /// A CSI volume (needs `persistentVolume`).
+    #[serde(default)]
+    pub csi: Option<CsiSource>,
+    /// Also emit a PersistentVolume and PersistentVolumeClaim for the nfs/csi source and
+    /// mount the claim.
+    #[serde(default)]
+    pub persistent_volume: Option<PersistentVolumeRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NfsSource {
+    pub server: String,
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CsiSource {
+    pub driver: String,
+    pub volume_handle: String,
+    #[serde(default)]
+    pub volume_attributes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PersistentVolumeRequest {
+    /// Name of the PersistentVolumeClaim to create and mount.
+    pub claim_name: String,
+    /// Name of the PersistentVolume. Default: the claim name with `-pvc` replaced by `-pv`.
+    #[serde(default)]
+    pub volume_name: Option<String>,
+    /// Capacity, e.g. 100Gi.
+    pub capacity: String,
+    #[serde(default)]
+    pub access_mode: AccessMode,
+    /// StorageClass; empty (the default) binds statically to the generated PV.
+    #[serde(default)]
+    pub storage_class_name: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
+pub enum AccessMode {
+    #[default]
+    ReadWriteMany,
+    ReadOnlyMany,
+    ReadWriteOnce,
+    ReadWriteOncePod,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Toleration {
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub operator: Option<TolerationOperator>,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub effect: Option<TaintEffect>,
+    #[serde(default)]
+    pub toleration_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+pub enum TolerationOperator {
+    Exists,
+    Equal,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// The operator's runPolicy (spec.runPolicy of the PyTorchJob).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunPolicy {
+    #[serde(default)]
+    pub clean_pod_policy: Option<CleanPodPolicy>,
+    #[serde(default)]
+    pub backoff_limit: Option<u32>,
+    #[serde(default)]
+    pub ttl_seconds_after_finished: Option<u32>,
+    #[serde(default)]
+    pub active_deadline_seconds: Option<u64>,
+    #[serde(default)]
+    pub scheduling_policy: Option<SchedulingPolicy>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+pub enum CleanPodPolicy {
+    All,
+    Running,
+    None,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulingPolicy {
+    #[serde(default)]
+    pub min_available: Option<u32>,
+    /// Overrides the pool's scheduler queue.
+    #[serde(default)]
+    pub queue: Option<String>,
+    #[serde(default)]
+    pub priority_class: Option<String>,
+}

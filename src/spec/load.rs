@@ -1,0 +1,149 @@
+//! Load: files and directories → typed Jobs and Pools, each with its located tree.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_saphyr::{DefaultMessageFormatter, MessageFormatter};
+use walkdir::WalkDir;
+
+use crate::check::{Findings, Rule};
+use crate::error::Error;
+use crate::source::Sources;
+use crate::spec::common::API_VERSION;
+use crate::spec::job::JobDocument;
+use crate::spec::pool::PoolDocument;
+use crate::spec::tree::{Document, parse_documents};
+
+/// A typed input together with the document it was read from.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub doc: Document,
+}
+
+/// Everything read from the inputs, in a stable order (sorted paths, document order).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub jobs: Vec<Loaded<JobDocument>>,
+    pub pools: Vec<Loaded<PoolDocument>>,
+    pub sources: Sources,
+}
+
+/// Expand files and directories into the YAML files they name, sorted.
+/// A directory is walked recursively for `*.yaml` and `*.yml`; a file is taken as given.
+pub fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            for entry in WalkDir::new(path).sort_by_file_name() {
+                let entry = entry.map_err(|e| Error::io(path, e.into()))?;
+                let is_yaml = entry
+                    .path()
+                    .extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml");
+                if entry.file_type().is_file() && is_yaml {
+                    found.push(entry.into_path());
+                }
+            }
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+impl Inputs {
+    /// Read and parse one file, adding its Jobs and Pools. Problems with the file's
+    /// content become findings; only I/O failures are errors.
+    pub fn load_file(&mut self, path: &Path, findings: &mut Findings) -> Result<(), Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        self.load_text(display_name(path), text, findings);
+        Ok(())
+    }
+
+    pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
+        let text: Arc<str> = Arc::from(text);
+        self.sources.add(name.clone(), text.clone());
+        let docs = match parse_documents(&name, &text) {
+            Ok(docs) => docs,
+            Err(e) => {
+                let rule = if e.duplicate_key {
+                    Rule::DuplicateKey
+                } else {
+                    Rule::YamlSyntax
+                };
+                let location = crate::source::Location {
+                    file: name,
+                    line: e.line,
+                    column: e.column,
+                };
+                findings.at(rule, e.message, location);
+                return;
+            }
+        };
+        for doc in docs {
+            let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
+            let kind = doc.root.get("kind").and_then(|n| n.as_str());
+            let at = doc.locate(&[]);
+            match (api_version, kind) {
+                (Some(API_VERSION), Some("Job")) => {
+                    if let Some(value) = typed(&text, &doc, findings) {
+                        self.jobs.push(Loaded { value, doc });
+                    }
+                }
+                (Some(API_VERSION), Some("Pool")) => {
+                    if let Some(value) = typed(&text, &doc, findings) {
+                        self.pools.push(Loaded { value, doc });
+                    }
+                }
+                (Some(API_VERSION), other) => findings.at(
+                    Rule::UnknownDocument,
+                    format!(
+                        "kind is {}; rdmagen reads `Job` and `Pool`",
+                        other.map_or("missing".to_owned(), |k| format!("`{k}`"))
+                    ),
+                    at,
+                ),
+                (other, _) => findings.at(
+                    Rule::UnknownDocument,
+                    format!(
+                        "apiVersion is {}; expected `{API_VERSION}`",
+                        other.map_or("missing".to_owned(), |v| format!("`{v}`"))
+                    ),
+                    at,
+                ),
+            }
+        }
+    }
+}
+
+/// Deserialise one document into its typed form. The document's text is preceded by
+/// as many line breaks as lines before it, so serde-saphyr's positions are the file's.
+fn typed<T: DeserializeOwned>(text: &str, doc: &Document, findings: &mut Findings) -> Option<T> {
+    let mut padded = "\n".repeat(doc.first_line.saturating_sub(1));
+    padded.push_str(&text[doc.start..doc.end]);
+    let options = serde_saphyr::options! { strict_booleans: true };
+    match serde_saphyr::from_str_with_options::<T>(&padded, options) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            let message = DefaultMessageFormatter
+                .format_message(e.without_snippet())
+                .into_owned();
+            let location = match e.location() {
+                Some(l) if l.line() > 0 => doc.location(l.line() as usize, l.column() as usize),
+                _ => doc.locate(&[]),
+            };
+            findings.at(Rule::InputShape, message, location);
+            None
+        }
+    }
+}
+
+/// How a path is shown in diagnostics: as given, with `/` separators.
+pub fn display_name(path: &Path) -> Arc<str> {
+    Arc::from(path.to_string_lossy().replace('\\', "/"))
+}

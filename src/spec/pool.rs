@@ -1,0 +1,166 @@
+//! The Pool: what a platform team knows about a set of GPU nodes and their network.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::spec::common::{ApiVersion, Metadata};
+
+/// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolDocument {
+    pub api_version: ApiVersion,
+    pub kind: PoolKind,
+    pub metadata: Metadata,
+    pub spec: PoolSpec,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum PoolKind {
+    Pool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolSpec {
+    /// The platform the pool belongs to; decides which NCCL variables the platform presets.
+    #[serde(default)]
+    pub platform: Platform,
+    pub gpu: GpuSpec,
+    pub network: NetworkSpec,
+    /// The pod scheduler, e.g. `{name: volcano, queue: default}`.
+    #[serde(default)]
+    pub scheduler: Option<SchedulerSpec>,
+}
+
+/// Platforms whose conventions rdmagen knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// A self-built cluster: rdmagen writes every NCCL variable the pool implies.
+    #[default]
+    Generic,
+    /// AIStudio: presets NCCL_IB_GID_INDEX, NCCL_IB_HCA and NCCL_CROSS_NIC on RoCE.
+    Aistudio,
+    /// CubeStudio: RDMA resources named by type (`N(roce)`, `N(ib)`).
+    Cubestudio,
+    /// Baidu CCE: injects its NCCL variables into PID 1 unless the YAML declares them.
+    Cce,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GpuSpec {
+    /// Extended resource name of a GPU.
+    #[serde(default = "default_gpu_resource")]
+    pub resource: String,
+    /// GPUs on each node.
+    pub per_node: u32,
+    /// GPU model, for people reading the pool.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+fn default_gpu_resource() -> String {
+    "nvidia.com/gpu".to_owned()
+}
+
+/// The training (data) network of the pool's nodes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkSpec {
+    pub fabric: Fabric,
+    /// The pool page's training-network label, e.g. "RoCE 8*200G" or "IB 4*200G".
+    #[serde(default)]
+    pub label: Option<String>,
+    /// RDMA data NICs in order, e.g. mlx5_1..mlx5_8. Never the management NIC.
+    #[serde(default)]
+    pub hcas: Vec<String>,
+    /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME); in a pod usually eth0.
+    #[serde(default)]
+    pub socket_ifname: Option<String>,
+    /// RoCE GID index (NCCL_IB_GID_INDEX), or "auto" for NCCL's dynamic selection.
+    #[serde(default)]
+    pub gid_index: Option<GidIndex>,
+    /// Extended resource of the RDMA device plugin. Default: ib → rdma/hca, roce → rdma/shared.
+    #[serde(default)]
+    pub rdma_resource: Option<String>,
+    /// NCCL_IB_TIMEOUT (0-31).
+    #[serde(default)]
+    pub ib_timeout: Option<u32>,
+    /// NCCL_IB_QPS_PER_CONNECTION (1-128).
+    #[serde(default)]
+    pub qps_per_connection: Option<u32>,
+    /// NCCL_CROSS_NIC (0, 1 or 2).
+    #[serde(default)]
+    pub cross_nic: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Fabric {
+    /// RDMA over Converged Ethernet.
+    Roce,
+    /// InfiniBand.
+    Ib,
+    /// No RDMA: NCCL uses sockets.
+    Tcp,
+}
+
+impl Fabric {
+    pub fn is_rdma(self) -> bool {
+        self != Fabric::Tcp
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fabric::Roce => "roce",
+            Fabric::Ib => "ib",
+            Fabric::Tcp => "tcp",
+        }
+    }
+}
+
+/// A GID index, or `auto` to leave it to NCCL's dynamic selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GidIndex {
+    Index(u32),
+    Auto,
+}
+
+impl JsonSchema for GidIndex {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GidIndex".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A GID index, or `auto` to leave it to NCCL's dynamic selection.",
+            "anyOf": [{"type": "integer", "minimum": 0}, {"const": "auto"}]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for GidIndex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "auto" {
+            return Ok(GidIndex::Auto);
+        }
+        text.parse().map(GidIndex::Index).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "invalid GID index `{text}`: expected a non-negative integer or `auto`"
+            ))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulerSpec {
+    /// schedulerName of the pods, e.g. volcano.
+    pub name: String,
+    /// Queue (Volcano), written to runPolicy.schedulingPolicy.queue.
+    #[serde(default)]
+    pub queue: Option<String>,
+}
