@@ -37,10 +37,8 @@ pub fn human(finding: &Finding, sources: &Sources) -> String {
     }
     let _ = writeln!(
         out,
-        "{}= {} (source: {})",
-        " ".repeat(1),
-        info.summary,
-        info.source
+        "{pad} = {}: {} (source: {})",
+        info.id, info.summary, info.source
     );
     out
 }
