@@ -13,7 +13,7 @@ use crate::source::Sources;
 use crate::spec::common::API_VERSION;
 use crate::spec::job::JobDocument;
 use crate::spec::pool::PoolDocument;
-use crate::spec::tree::{Document, parse_documents};
+use crate::spec::tree::{Document, Seg, parse_documents};
 
 /// A typed input together with the document it was read from.
 #[derive(Debug)]
@@ -88,7 +88,6 @@ impl Inputs {
         for doc in docs {
             let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
             let kind = doc.root.get("kind").and_then(|n| n.as_str());
-            let at = doc.locate(&[]);
             match (api_version, kind) {
                 (Some(API_VERSION), Some("Job")) => {
                     if let Some(value) = typed(&text, &doc, findings) {
@@ -106,7 +105,7 @@ impl Inputs {
                         "kind is {}; rdmagen reads `Job` and `Pool`",
                         other.map_or("missing".to_owned(), |k| format!("`{k}`"))
                     ),
-                    at,
+                    doc.locate(&[Seg::Key("kind")]),
                 ),
                 (other, _) => findings.at(
                     Rule::UnknownDocument,
@@ -114,7 +113,7 @@ impl Inputs {
                         "apiVersion is {}; expected `{API_VERSION}`",
                         other.map_or("missing".to_owned(), |v| format!("`{v}`"))
                     ),
-                    at,
+                    doc.locate(&[Seg::Key("apiVersion")]),
                 ),
             }
         }
@@ -134,6 +133,11 @@ fn typed<T: DeserializeOwned>(text: &str, doc: &Document, findings: &mut Finding
                 .format_message(e.without_snippet())
                 .into_owned();
             let location = match e.location() {
+                // serde reports a missing field where the mapping ends; point at the
+                // key that owns the mapping instead.
+                Some(l) if message.starts_with("missing field") => {
+                    doc.owner_of_mapping_at(l.line() as usize, l.column() as usize)
+                }
                 Some(l) if l.line() > 0 => doc.location(l.line() as usize, l.column() as usize),
                 _ => doc.locate(&[]),
             };

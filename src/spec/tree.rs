@@ -11,11 +11,13 @@ use serde_saphyr::granit_parser::{Event, Parser, ScanError, Span};
 
 use crate::source::Location;
 
-/// One YAML node with the position of its first character.
+/// One YAML node with the position of its first character and, for collections,
+/// of the event that closes it.
 #[derive(Clone, Debug)]
 pub struct Node {
     pub line: usize,
     pub column: usize,
+    pub end: (usize, usize),
     pub kind: NodeKind,
 }
 
@@ -99,6 +101,27 @@ impl Document {
         self.location(at.0, at.1)
     }
 
+    /// The key whose mapping value holds the position `(line, column)`: the deepest
+    /// mapping that contains it (the root when no key owns it).
+    pub fn owner_of_mapping_at(&self, line: usize, column: usize) -> Location {
+        let pos = (line, column);
+        let mut node = &self.root;
+        let mut at = (node.line, node.column);
+        while let NodeKind::Mapping(entries) = &node.kind {
+            let inner = entries.iter().rev().find(|(_, v)| {
+                matches!(v.kind, NodeKind::Mapping(_)) && (v.line, v.column) <= pos && pos < v.end
+            });
+            match inner {
+                Some((k, v)) => {
+                    at = (k.line, k.column);
+                    node = v;
+                }
+                None => break,
+            }
+        }
+        self.location(at.0, at.1)
+    }
+
     pub fn location(&self, line: usize, column: usize) -> Location {
         Location {
             file: self.file.clone(),
@@ -159,8 +182,17 @@ impl Builder<'_> {
     fn event(&mut self, file: &Arc<str>, event: Event<'_>, span: Span) -> Result<(), SyntaxError> {
         let line = span.start.line();
         let column = span.start.col() + 1;
-        let blank = |kind| Node { line, column, kind };
+        let blank = |kind| Node {
+            line,
+            column,
+            end: (line, column),
+            kind,
+        };
         match event {
+            // An absent value (`key:` or an empty document) is an empty scalar.
+            Event::Scalar(..) if span.start.index() == span.end.index() => {
+                self.push(blank(NodeKind::Scalar(String::new())))?;
+            }
             Event::Scalar(value, ..) => self.push(blank(NodeKind::Scalar(value.into_owned())))?,
             Event::Alias(..) => self.push(blank(NodeKind::Alias))?,
             Event::SequenceStart(..) => self
@@ -171,14 +203,17 @@ impl Builder<'_> {
                 .push(Open::Mapping(blank(NodeKind::Mapping(Vec::new())), None)),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(open) = self.stack.pop() {
-                    let node = match open {
+                    let mut node = match open {
                         Open::Sequence(n) | Open::Mapping(n, _) => n,
                     };
+                    node.end = (line, column);
                     self.push(node)?;
                 }
             }
             Event::DocumentEnd => {
-                if let Some(root) = self.current.take() {
+                let root = self.current.take();
+                // An empty document (`---` with nothing after it) is skipped.
+                if let Some(root) = root.filter(|r| r.as_str() != Some("")) {
                     let end = span.end.byte_offset().unwrap_or(self.text.len());
                     let start = line_start(self.text, &root);
                     self.docs.push(Document {
@@ -266,6 +301,18 @@ mod tests {
         );
         assert_eq!(at(&[Seg::Key("spec"), Seg::Key("nope")]), (3, 1));
         assert_eq!(&"a: 1\n---\nspec:\n"[d.start..d.start + 5], "spec:");
+    }
+
+    #[test]
+    fn owner_of_mapping_is_the_deepest_enclosing_key() {
+        let docs = parse("a: 1\nspec:\n  x: 1\n  inner:\n    y: 2\n  z: 3\n").unwrap();
+        let at = |l, c| {
+            let loc = docs[0].owner_of_mapping_at(l, c);
+            (loc.line, loc.column)
+        };
+        assert_eq!(at(6, 3), (2, 1));
+        assert_eq!(at(5, 5), (4, 3));
+        assert_eq!(at(1, 1), (1, 1));
     }
 
     #[test]

@@ -1,0 +1,7 @@
+//! rdmagen's integration tests: one binary, one module per behaviour.
+
+mod bad_inputs;
+mod determinism;
+mod golden;
+mod support;
+mod yaml_safety;

@@ -1,0 +1,49 @@
+//! Running the real binary and finding the project's files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run `rdmagen` with `args` from the project root.
+pub fn rdmagen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("CI")
+        .output()
+        .expect("rdmagen runs")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every example directory, sorted.
+pub fn examples() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .expect("examples/ exists")
+        .map(|e| e.expect("readable").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// All files under `dir`, as (relative path, bytes), sorted.
+pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.expect("walkable");
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(dir).expect("below dir");
+            out.push((
+                rel.to_string_lossy().replace('\\', "/"),
+                std::fs::read(entry.path()).expect("readable"),
+            ));
+        }
+    }
+    out
+}

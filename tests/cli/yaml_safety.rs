@@ -1,0 +1,117 @@
+//! Any string a user can type comes back unchanged when the rendered YAML is parsed:
+//! quotes, `: `, `#`, newlines, `no`, `on`, `~`, `{}`, unicode, control characters.
+
+use proptest::prelude::*;
+use rdmagen::pipeline::{self, Request};
+use rdmagen::render::quote;
+use serde_json::Value;
+
+const POOL: &str = "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {name: p}
+spec:
+  gpu: {perNode: 8}
+  network: {fabric: roce, hcas: [mlx5_1], socketIfname: eth0}
+";
+
+/// Strings that break naive YAML templating, mixed with arbitrary unicode.
+fn nasty() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("no".to_owned()),
+        Just("on".to_owned()),
+        Just("~".to_owned()),
+        Just("{}".to_owned()),
+        Just("[a, b]".to_owned()),
+        Just("key: value # comment".to_owned()),
+        Just("\"quoted\" and 'single'".to_owned()),
+        Just("line one\nline two\r\n\ttabbed".to_owned()),
+        Just("- item".to_owned()),
+        Just("*alias &anchor !tag %directive @at `tick` |pipe >fold".to_owned()),
+        Just("0o17 0x1F 1e3 .inf .nan null Null NULL y n".to_owned()),
+        Just("混合 ünïcödé 🚀 \u{85}\u{2028}\u{feff}\u{7f}".to_owned()),
+        any::<String>(),
+        "[ -~]{0,40}",
+    ]
+}
+
+struct Case {
+    image: String,
+    arg: String,
+    env: String,
+    label_key: String,
+    label: String,
+    annotation: String,
+}
+
+fn job_yaml(c: &Case) -> String {
+    format!(
+        "apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {{name: j}}
+spec:
+  pool: p
+  image: {}
+  nodes: 2
+  gpusPerNode: 8
+  script: train.py
+  args: [{}]
+  env: {{USER_VALUE: {}}}
+  labels: {{{}: {}}}
+  annotations: {{example.com/note: {}}}
+",
+        quote(&c.image),
+        quote(&c.arg),
+        quote(&c.env),
+        quote(&c.label_key),
+        quote(&c.label),
+        quote(&c.annotation)
+    )
+}
+
+fn render(job: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(&path, format!("{job}---\n{POOL}")).unwrap();
+    let outcome = pipeline::run(&Request {
+        inputs: vec![path],
+        ..Request::default()
+    })
+    .unwrap();
+    assert_eq!(outcome.findings.errors(), 0, "{:?}", outcome.findings);
+    let text = &outcome.jobs[0].files[0].text;
+    let mut docs = rdmagen::check::verify::parse(text).unwrap();
+    assert_eq!(docs.len(), 1);
+    docs.remove(0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn user_strings_round_trip(
+        image in nasty().prop_filter("an image is required", |s| !s.is_empty()),
+        arg in nasty(),
+        env in nasty(),
+        label_key in nasty(),
+        label in nasty(),
+        annotation in nasty(),
+    ) {
+        let case = Case { image, arg, env, label_key, label, annotation };
+        let doc = render(&job_yaml(&case));
+        prop_assert_eq!(&doc["metadata"]["labels"][&case.label_key], &Value::from(case.label.as_str()));
+        for role in ["Master", "Worker"] {
+            let template = &doc["spec"]["pytorchReplicaSpecs"][role]["template"];
+            let container = &template["spec"]["containers"][0];
+            prop_assert_eq!(&container["image"], &Value::from(case.image.as_str()));
+            prop_assert_eq!(&container["command"][2], &Value::from(case.arg.as_str()));
+            let env = container["env"].as_array().unwrap();
+            let user = env.iter().find(|v| v["name"] == "USER_VALUE").unwrap();
+            prop_assert_eq!(&user["value"], &Value::from(case.env.as_str()));
+            prop_assert_eq!(&template["metadata"]["labels"][&case.label_key], &Value::from(case.label.as_str()));
+            prop_assert_eq!(
+                &template["metadata"]["annotations"]["example.com/note"],
+                &Value::from(case.annotation.as_str())
+            );
+        }
+    }
+}
