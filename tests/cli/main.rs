@@ -3,5 +3,6 @@
 mod bad_inputs;
 mod determinism;
 mod golden;
+mod render_options;
 mod support;
 mod yaml_safety;

@@ -1,0 +1,170 @@
+//! `--templates`, `--explain`, warnings that do not stop a render, and stdout vs -o.
+
+use crate::support::{rdmagen, root, text};
+
+const POOL_AISTUDIO_ROCE: &str = "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {name: p}
+spec:
+  platform: aistudio
+  gpu: {perNode: 8}
+  network: {fabric: roce, hcas: [mlx5_1, mlx5_2], socketIfname: eth0, gidIndex: 5}
+";
+
+fn job(extra: &str) -> String {
+    format!(
+        "apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {{name: j}}
+spec:
+  pool: p
+  image: img:1
+  nodes: 2
+  gpusPerNode: 8
+  script: t.py
+{extra}---
+{POOL_AISTUDIO_ROCE}"
+    )
+}
+
+fn write(dir: &std::path::Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn explain_prints_each_decision_with_its_reason() {
+    let out = rdmagen(&["render", "examples/aistudio-roce-4gpu-forced", "--explain"]);
+    assert!(out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("bert-finetune (pool a800-roce):"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rdma = on: the job sets rdma: on"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains("env NCCL_IB_HCA = (left to the platform): the aistudio platform presets it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("warning[RDG013]"), "{stderr}");
+    // Explanations never pollute the manifest stream.
+    assert!(!text(&out.stdout).contains("left to the platform"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = rdmagen(&[
+        "render",
+        "examples/tcp-only",
+        "--explain",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("rdma = off: rdma: auto and pool `t4-tcp` has no RDMA fabric"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("env NCCL_IB_DISABLE = 1"), "{stdout}");
+}
+
+#[test]
+fn overriding_a_platform_preset_is_kept_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(
+        dir.path(),
+        "job.yaml",
+        &job("  env: {NCCL_IB_HCA: mlx5_2}\n"),
+    );
+    let out = rdmagen(&["render", &input]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning[RDG022]: NCCL_IB_HCA is preset by the aistudio platform"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("job.yaml:10:9"), "{stderr}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("- name: NCCL_IB_HCA\n                  value: mlx5_2\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn partial_node_on_auto_turns_rdma_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(
+        dir.path(),
+        "job.yaml",
+        &job("").replace("gpusPerNode: 8", "gpusPerNode: 4"),
+    );
+    let out = rdmagen(&["render", &input]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("- name: NCCL_IB_DISABLE\n                  value: \"1\""),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("IPC_LOCK"));
+    assert!(!stdout.contains("rdma/"));
+    assert!(!stdout.contains("NCCL_IB_HCA"));
+    assert!(
+        text(&out.stderr).is_empty(),
+        "no warning for auto: {}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn user_templates_replace_built_in_ones_and_are_verified() {
+    let builtin = std::fs::read_to_string(root().join("templates/pytorchjob.yaml.j2")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "job.yaml", &job(""));
+
+    // A template that adds a label renders, and the label is there.
+    let custom = dir.path().join("custom");
+    std::fs::create_dir(&custom).unwrap();
+    let with_label = builtin.replace(
+        "  name: {{ job.name }}\n",
+        "  name: {{ job.name }}\n  labels:\n    owner: {{ \"ml: platform\" }}\n",
+    );
+    assert_ne!(with_label, builtin);
+    std::fs::write(custom.join("pytorchjob.yaml.j2"), with_label).unwrap();
+    let out = rdmagen(&["render", &input, "--templates", custom.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("    owner: \"ml: platform\"\n"));
+
+    // A template that loses the environment is caught by verification.
+    let broken = dir.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(
+        broken.join("pytorchjob.yaml.j2"),
+        builtin.replace("{% if c.env %}", "{% if false %}"),
+    )
+    .unwrap();
+    let out = rdmagen(&["render", &input, "--templates", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("error[RDG092]: rendered pytorchjob.yaml: Master env"));
+    assert!(out.stdout.is_empty());
+
+    // An undefined variable is an error, not an empty string.
+    let undefined = dir.path().join("undefined");
+    std::fs::create_dir(&undefined).unwrap();
+    std::fs::write(
+        undefined.join("pytorchjob.yaml.j2"),
+        builtin.replace("{{ c.image }}", "{{ c.imgae }}"),
+    )
+    .unwrap();
+    let out = rdmagen(&["render", &input, "--templates", undefined.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("error[RDG093]"),
+        "{}",
+        text(&out.stderr)
+    );
+}
