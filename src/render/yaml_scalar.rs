@@ -12,6 +12,13 @@ use std::fmt::Write;
 const RESERVED: &[&str] = &["y", "n", "yes", "no", "true", "false", "on", "off", "null"];
 
 /// `s` as a YAML scalar that reads back as exactly the string `s`.
+///
+/// ```
+/// use rdmagen::render::scalar;
+/// assert_eq!(scalar("eth0"), "eth0");
+/// assert_eq!(scalar("no"), "\"no\"");
+/// assert_eq!(scalar("a: b # c\n"), "\"a: b # c\\n\"");
+/// ```
 pub fn scalar(s: &str) -> String {
     if is_plain_safe(s) {
         s.to_owned()
