@@ -4,6 +4,7 @@
 pub mod finding;
 pub mod report;
 pub mod rule;
+pub mod suggest;
 pub mod verify;
 
 pub use finding::{Finding, Findings};

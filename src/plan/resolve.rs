@@ -136,30 +136,16 @@ fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
     }
 }
 
+/// The schema guarantees nodes, gpusPerNode and perNode are at least 1.
 fn check_counts(ctx: &mut Ctx<'_>) {
-    let spec = &ctx.job.value.spec;
+    let gpus = ctx.job.value.spec.gpus_per_node;
     let per_node = ctx.pool.value.spec.gpu.per_node;
-    let (nodes, gpus) = (spec.nodes, spec.gpus_per_node);
-    if nodes == 0 {
-        ctx.report(
-            Rule::InvalidValue,
-            "nodes must be at least 1",
-            &[Seg::Key("spec"), Seg::Key("nodes")],
-        );
-    }
-    let gpus_at = [Seg::Key("spec"), Seg::Key("gpusPerNode")];
-    if gpus == 0 {
-        ctx.report(
-            Rule::InvalidValue,
-            "gpusPerNode must be at least 1",
-            &gpus_at,
-        );
-    } else if gpus > per_node {
+    if gpus > per_node {
         let pool = ctx.pool.value.metadata.name.clone();
         ctx.report(
             Rule::GpusAbovePool,
             format!("gpusPerNode is {gpus} but the nodes of pool `{pool}` have {per_node} GPUs"),
-            &gpus_at,
+            &[Seg::Key("spec"), Seg::Key("gpusPerNode")],
         );
     }
 }
@@ -244,14 +230,6 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             Rule::GidIndexOnIb,
             "gidIndex is set on an InfiniBand pool; NCCL ignores NCCL_IB_GID_INDEX there and rdmagen does not write it",
             at("gidIndex"),
-        );
-    }
-    if pool.value.spec.gpu.per_node == 0 {
-        findings.at(
-            Rule::InvalidValue,
-            "gpu.perNode must be at least 1",
-            pool.doc
-                .locate(&[Seg::Key("spec"), Seg::Key("gpu"), Seg::Key("perNode")]),
         );
     }
     hca::check_pool_names(pool, findings);

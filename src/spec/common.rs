@@ -20,3 +20,20 @@ pub struct Metadata {
     #[serde(default)]
     pub namespace: Option<String>,
 }
+
+/// Schema of a string that YAML lets users write bare: `128`, `22`, `true` and `1.5`
+/// are read as the strings "128", "22", "true" and "1.5".
+pub struct ScalarString;
+
+impl JsonSchema for ScalarString {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ScalarString".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A string; a bare number or boolean is read as its text.",
+            "type": ["string", "number", "boolean"]
+        })
+    }
+}

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::spec::common::{ApiVersion, Metadata};
+use crate::spec::common::{ApiVersion, Metadata, ScalarString};
 
 /// A distributed PyTorch training job.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -33,8 +33,10 @@ pub struct JobSpec {
     #[serde(default)]
     pub image_pull_policy: Option<PullPolicy>,
     /// Number of pods (one per node): one Master plus nodes-1 Workers.
+    #[schemars(range(min = 1))]
     pub nodes: u32,
     /// GPUs each pod takes.
+    #[schemars(range(min = 1))]
     pub gpus_per_node: u32,
     /// `auto` (on exactly when the pool has RDMA and the job takes whole nodes), `on`,
     /// `off`, or CubeStudio's `N(type)` such as `1(roce)` or `2(ib)`.
@@ -48,18 +50,22 @@ pub struct JobSpec {
     pub script: Option<String>,
     /// Arguments of the script.
     #[serde(default)]
+    #[schemars(with = "Vec<ScalarString>")]
     pub args: Vec<String>,
     /// An explicit command, run as given (with `launcher: none`).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<ScalarString>>")]
     pub command: Option<Vec<String>>,
     /// Working directory of the container.
     #[serde(default)]
     pub working_dir: Option<String>,
     /// Extra environment variables of the container.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
     pub env: BTreeMap<String, String>,
     /// Size limit of the memory-backed /dev/shm, e.g. 64Gi.
     #[serde(default)]
+    #[schemars(with = "Option<ScalarString>")]
     pub shm: Option<String>,
     /// CPU and memory of each pod (requests = limits).
     #[serde(default)]
@@ -69,12 +75,15 @@ pub struct JobSpec {
     pub volumes: Vec<Volume>,
     /// Labels of the PyTorchJob and its pods.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
     pub labels: BTreeMap<String, String>,
     /// Annotations of the pods.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
     pub annotations: BTreeMap<String, String>,
     /// nodeSelector of the pods.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
     pub node_selector: BTreeMap<String, String>,
     /// Tolerations of the pods.
     #[serde(default)]
@@ -126,9 +135,11 @@ pub enum RestartPolicy {
 pub struct Resources {
     /// CPU quantity, e.g. "64" or 500m.
     #[serde(default)]
+    #[schemars(with = "Option<ScalarString>")]
     pub cpu: Option<String>,
     /// Memory quantity, e.g. 512Gi.
     #[serde(default)]
+    #[schemars(with = "Option<ScalarString>")]
     pub memory: Option<String>,
 }
 
@@ -168,6 +179,7 @@ pub struct CsiSource {
     pub driver: String,
     pub volume_handle: String,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
     pub volume_attributes: BTreeMap<String, String>,
 }
 
@@ -180,6 +192,7 @@ pub struct PersistentVolumeRequest {
     #[serde(default)]
     pub volume_name: Option<String>,
     /// Capacity, e.g. 100Gi.
+    #[schemars(with = "ScalarString")]
     pub capacity: String,
     #[serde(default)]
     pub access_mode: AccessMode,

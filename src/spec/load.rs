@@ -12,7 +12,9 @@ use crate::error::Error;
 use crate::source::Sources;
 use crate::spec::common::API_VERSION;
 use crate::spec::job::JobDocument;
+use crate::spec::input_check;
 use crate::spec::pool::PoolDocument;
+use crate::spec::schema::VALIDATORS;
 use crate::spec::tree::{Document, Seg, parse_documents};
 
 /// A typed input together with the document it was read from.
@@ -90,12 +92,14 @@ impl Inputs {
             let kind = doc.root.get("kind").and_then(|n| n.as_str());
             match (api_version, kind) {
                 (Some(API_VERSION), Some("Job")) => {
-                    if let Some(value) = typed(&text, &doc, findings) {
+                    let v = &*VALIDATORS;
+                    if let Some(value) = typed(&text, &doc, (&v.job, &v.job_schema), findings) {
                         self.jobs.push(Loaded { value, doc });
                     }
                 }
                 (Some(API_VERSION), Some("Pool")) => {
-                    if let Some(value) = typed(&text, &doc, findings) {
+                    let v = &*VALIDATORS;
+                    if let Some(value) = typed(&text, &doc, (&v.pool, &v.pool_schema), findings) {
                         self.pools.push(Loaded { value, doc });
                     }
                 }
@@ -120,31 +124,54 @@ impl Inputs {
     }
 }
 
-/// Deserialise one document into its typed form. The document's text is preceded by
-/// as many line breaks as lines before it, so serde-saphyr's positions are the file's.
-fn typed<T: DeserializeOwned>(text: &str, doc: &Document, findings: &mut Findings) -> Option<T> {
+/// Validate one document against its schema (every violation is reported), then
+/// deserialise it into its typed form. The document's text is preceded by as many
+/// line breaks as lines before it, so serde-saphyr's positions are the file's.
+fn typed<T: DeserializeOwned>(
+    text: &str,
+    doc: &Document,
+    (validator, schema): (&jsonschema::Validator, &serde_json::Value),
+    findings: &mut Findings,
+) -> Option<T> {
     let mut padded = "\n".repeat(doc.first_line.saturating_sub(1));
     padded.push_str(&text[doc.start..doc.end]);
     let options = serde_saphyr::options! { strict_booleans: true };
+    let value: serde_json::Value =
+        match serde_saphyr::from_str_with_options(&padded, options.clone()) {
+            Ok(value) => value,
+            Err(e) => {
+                report_saphyr(doc, &e, Rule::YamlSyntax, findings);
+                return None;
+            }
+        };
+    let before = findings.len();
+    input_check::check(doc, &value, validator, schema, findings);
+    if findings.len() > before {
+        return None;
+    }
     match serde_saphyr::from_str_with_options::<T>(&padded, options) {
         Ok(value) => Some(value),
         Err(e) => {
-            let message = DefaultMessageFormatter
-                .format_message(e.without_snippet())
-                .into_owned();
-            let location = match e.location() {
-                // serde reports a missing field where the mapping ends; point at the
-                // key that owns the mapping instead.
-                Some(l) if message.starts_with("missing field") => {
-                    doc.owner_of_mapping_at(l.line() as usize, l.column() as usize)
-                }
-                Some(l) if l.line() > 0 => doc.location(l.line() as usize, l.column() as usize),
-                _ => doc.locate(&[]),
-            };
-            findings.at(Rule::InputShape, message, location);
+            report_saphyr(doc, &e, Rule::InputShape, findings);
             None
         }
     }
+}
+
+fn report_saphyr(doc: &Document, e: &serde_saphyr::Error, rule: Rule, findings: &mut Findings) {
+    let message = DefaultMessageFormatter
+        .format_message(e.without_snippet())
+        .into_owned();
+    let location = match e.location() {
+        // serde reports a missing field where the mapping ends; point at the key that
+        // owns the mapping instead.
+        Some(l) if message.starts_with("missing field") => {
+            doc.owner_of_mapping_at(l.line() as usize, l.column() as usize)
+        }
+        Some(l) if l.line() > 0 => doc.location(l.line() as usize, l.column() as usize),
+        _ => doc.locate(&[]),
+    };
+    findings.at(rule, message, location);
 }
 
 /// How a path is shown in diagnostics: as given, with `/` separators.

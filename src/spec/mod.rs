@@ -1,10 +1,12 @@
 //! Load: the input model (Job, Pool) and how it is read from YAML with positions.
 
 pub mod common;
+pub mod input_check;
 pub mod job;
 pub mod load;
 pub mod pool;
 pub mod rdma_request;
+pub mod schema;
 pub mod tree;
 
 pub use job::JobDocument;

@@ -55,6 +55,7 @@ pub struct GpuSpec {
     #[serde(default = "default_gpu_resource")]
     pub resource: String,
     /// GPUs on each node.
+    #[schemars(range(min = 1))]
     pub per_node: u32,
     /// GPU model, for people reading the pool.
     #[serde(default)]
@@ -85,7 +86,7 @@ pub struct NetworkSpec {
     /// Extended resource of the RDMA device plugin. Default: ib → rdma/hca, roce → rdma/shared.
     #[serde(default)]
     pub rdma_resource: Option<String>,
-    /// NCCL_IB_TIMEOUT (0-31).
+    /// NCCL_IB_TIMEOUT (0-31; 0 waits forever).
     #[serde(default)]
     pub ib_timeout: Option<u32>,
     /// NCCL_IB_QPS_PER_CONNECTION (1-128).

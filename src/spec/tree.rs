@@ -101,6 +101,35 @@ impl Document {
         self.location(at.0, at.1)
     }
 
+    /// Where the JSON Pointer `pointer` (as jsonschema reports instance paths) is
+    /// written; like [`Document::locate`], a missing tail resolves to its ancestor.
+    pub fn locate_pointer(&self, pointer: &str) -> Location {
+        let segments: Vec<String> = pointer
+            .split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        let mut path = Vec::with_capacity(segments.len());
+        let mut node = Some(&self.root);
+        for seg in &segments {
+            let step = match node.map(|n| &n.kind) {
+                Some(NodeKind::Sequence(items)) => match seg.parse::<usize>() {
+                    Ok(i) => {
+                        node = items.get(i);
+                        Seg::Index(i)
+                    }
+                    Err(_) => break,
+                },
+                _ => {
+                    node = node.and_then(|n| n.get(seg));
+                    Seg::Key(seg)
+                }
+            };
+            path.push(step);
+        }
+        self.locate(&path)
+    }
+
     /// The key whose mapping value holds the position `(line, column)`: the deepest
     /// mapping that contains it (the root when no key owns it).
     pub fn owner_of_mapping_at(&self, line: usize, column: usize) -> Location {
@@ -301,6 +330,19 @@ mod tests {
         );
         assert_eq!(at(&[Seg::Key("spec"), Seg::Key("nope")]), (3, 1));
         assert_eq!(&"a: 1\n---\nspec:\n"[d.start..d.start + 5], "spec:");
+    }
+
+    #[test]
+    fn pointers_resolve_through_maps_and_sequences() {
+        let docs = parse("spec:\n  volumes:\n    - name: a\n    - name: b\n      x/y: 1\n").unwrap();
+        let at = |p: &str| {
+            let l = docs[0].locate_pointer(p);
+            (l.line, l.column)
+        };
+        assert_eq!(at("/spec/volumes/1"), (4, 7));
+        assert_eq!(at("/spec/volumes/1/x~1y"), (5, 7));
+        assert_eq!(at(""), (1, 1));
+        assert_eq!(at("/spec/missing/deeper"), (1, 1));
     }
 
     #[test]

@@ -4,5 +4,6 @@ mod bad_inputs;
 mod determinism;
 mod golden;
 mod render_options;
+mod schemas;
 mod support;
 mod yaml_safety;
