@@ -2,6 +2,8 @@
 //! rendered manifests.
 
 pub mod finding;
+pub mod manifest;
+pub mod nccl_vars;
 pub mod report;
 pub mod rule;
 pub mod suggest;

@@ -45,13 +45,33 @@ pub enum Rule {
     OverridesPoolValue,
     CommandConflict,
     LegacyLauncher,
+    WorldSizeNnodes,
+    LauncherlessNproc,
+    ElasticStandalone,
+    ShellWrapper,
+    ElasticNprocConflict,
     GidIndexOnIb,
     NcclValueRange,
     HcaNamingConflict,
+    HcaManagementNic,
+    HcaPrefixAmbiguous,
+    NcclSyntax,
+    IbTimeoutInfinite,
+    DebugOnlyVariable,
     VolumeSource,
     RdmaWithoutHcas,
+    RdmaWithoutIpcLock,
+    IpcLockWithoutRdma,
+    NoShm,
+    HostNetworkDns,
+    MasterReplicas,
+    WorkerReplicas,
+    NoPytorchContainer,
+    EmptyImage,
+    RunPolicyMisplaced,
+    UnknownReplicaType,
+    NotAPyTorchJob,
     RenderedSchema,
-    RenderedOperatorRule,
     RenderedFidelity,
     TemplateError,
 }
@@ -85,7 +105,8 @@ const NCCL_DOCS: &str = "NCCL user guide, environment variables (env.rst)";
 
 macro_rules! catalogue {
     ($( $rule:ident $id:literal $sev:ident $syntax:literal, $summary:literal, $source:expr, $explanation:literal; )*) => {
-        /// In the order of `Rule`'s variants (a test checks it).
+        /// In the order of `Rule`'s variants (a test checks it). IDs are never reused:
+/// RDG091 (rendered webhook rules) was folded into RDG064-RDG070.
         pub static CATALOGUE: &[RuleInfo] = &[$(RuleInfo {
             rule: Rule::$rule,
             id: $id,
@@ -159,6 +180,21 @@ catalogue! {
     LegacyLauncher "RDG031" Info false,
         "the legacy torch.distributed.launch form is used", "pytorch torch/distributed/launch.py; operator envvar.go",
         "torch.distributed.launch is deprecated. With it rdmagen leaves spec.nprocPerNode unset so that WORLD_SIZE counts pods, which is what `--nnodes $(WORLD_SIZE)` needs; with an integer nprocPerNode the rendezvous would wait forever.";
+    WorldSizeNnodes "RDG032" Error false,
+        "`--nnodes $WORLD_SIZE` while nprocPerNode is an integer", OPERATOR,
+        "Since operator v1.7 WORLD_SIZE = pods × nprocPerNode when nprocPerNode is an integer, so `--nnodes $WORLD_SIZE` asks for N times too many nodes and the rendezvous waits forever. Use torchrun with no distributed flags (it reads PET_NNODES), `--nnodes $PET_NNODES`, or leave nprocPerNode unset.";
+    LauncherlessNproc "RDG033" Warning false,
+        "nprocPerNode is an integer above 1 but the command starts no launcher", OPERATOR,
+        "With an integer nprocPerNode the operator sets WORLD_SIZE = pods × nprocPerNode. A script that calls init_process_group itself starts one process per pod, so the group never fills and the job hangs. Start it with torchrun, or leave nprocPerNode unset.";
+    ElasticStandalone "RDG034" Error false,
+        "elasticPolicy.standalone is true", "operator elastic.go; torch/distributed/argparse_util.py",
+        "The operator sets PET_STANDALONE to an empty string, and torchrun reads it with int(), which fails before training starts.";
+    ShellWrapper "RDG035" Info false,
+        "the command runs through `sh -c`", SEED_CUBESTUDIO,
+        "On platforms that inject NCCL variables into PID 1 (Baidu CCE), processes started through sh may not inherit them. Exec form (a command list without a shell) avoids this and avoids quoting mistakes.";
+    ElasticNprocConflict "RDG036" Error false,
+        "elasticPolicy.nProcPerNode and spec.nprocPerNode are both set", OPERATOR,
+        "The webhook rejects the job: elasticPolicy.nProcPerNode is deprecated and forbidden together with spec.nprocPerNode.";
     GidIndexOnIb "RDG040" Warning false,
         "a GID index is set on an InfiniBand pool", NCCL_DOCS,
         "NCCL ignores NCCL_IB_GID_INDEX on an InfiniBand link layer; rdmagen does not write it.";
@@ -168,18 +204,63 @@ catalogue! {
     HcaNamingConflict "RDG042" Error false,
         "an HCA name is empty, repeated or not a plain device name", NCCL_DOCS,
         "Pool `hcas` are device names such as mlx5_1; NCCL_IB_HCA's `^`, `=` and `:port` syntax is produced by rdmagen, not written in the pool.";
+    HcaManagementNic "RDG043" Warning false,
+        "the RDMA device list includes the management NIC", SEED_CUBESTUDIO,
+        "mlx5_0 is usually the TCP management NIC; NCCL_IB_HCA lists only RDMA data NICs (8-GPU RoCE: mlx5_1..mlx5_8). If mlx5_0 carries data on these nodes, set the pool's `managementNic` to the real one.";
+    HcaPrefixAmbiguous "RDG044" Warning false,
+        "an NCCL_IB_HCA name is a prefix of another listed device", NCCL_DOCS,
+        "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19.";
+    NcclSyntax "RDG045" Error false,
+        "an NCCL variable's value is not in the syntax NCCL accepts", NCCL_DOCS,
+        "NCCL_DEBUG is VERSION, WARN, INFO, TRACE or ABORT; NCCL_ALGO and NCCL_PROTO are lists with an optional `^`, or since 2.24 `;`-separated `function:list` items; NCCL_SOCKET_IFNAME is `[^][=]prefix,...`; NCCL_IB_HCA is `[^][=]device[:port],...`. NCCL rejects an unknown ALGO/PROTO token and fails.";
+    IbTimeoutInfinite "RDG046" Warning false,
+        "NCCL_IB_TIMEOUT is 0 (wait forever)", NCCL_DOCS,
+        "A timeout of 0 disables the IB verbs timeout: a lost link or peer hangs the job instead of failing it so it can be restarted.";
+    DebugOnlyVariable "RDG047" Info false,
+        "a variable from the NCCL docs' debugging section is set by hand", NCCL_DOCS,
+        "The NCCL docs say debugging variables should not be used in production nor retained in scripts; they may cause sub-optimal behaviour, crashes or hangs. A platform that recommends one (AIStudio: NCCL_ALGO=Ring for very large jobs) is exempt.";
     VolumeSource "RDG050" Error false,
         "a volume does not name exactly one source", "Kubernetes Volume API",
         "Each volume takes one of `claim`, `nfs` or `csi`. A CSI volume needs `persistentVolume` (rdmagen then writes the PV and PVC); `persistentVolume` needs `nfs` or `csi`.";
     RdmaWithoutHcas "RDG051" Info false,
         "RDMA is on but the pool lists no data NICs", SEED_CUBESTUDIO,
         "Without `hcas`, NCCL_IB_HCA is not written and NCCL uses every RDMA device it finds, including the management NIC (usually mlx5_0).";
+    RdmaWithoutIpcLock "RDG060" Error false,
+        "an RDMA resource is requested without IPC_LOCK", SEED_CUBESTUDIO,
+        "RDMA registers page-locked memory; without the IPC_LOCK capability (or privileged: true) memory registration fails and NCCL falls back to sockets or aborts.";
+    IpcLockWithoutRdma "RDG061" Warning false,
+        "IPC_LOCK is added but no RDMA resource is requested", SEED_CUBESTUDIO,
+        "IPC_LOCK is only needed to register memory with an RDMA device. Without the device-plugin resource the pod gets no RDMA device, so either the resource is missing or the capability is unnecessary privilege.";
+    NoShm "RDG062" Error false,
+        "a multi-GPU pod has no memory-backed /dev/shm", "NVIDIA/nccl#1518; seed 001",
+        "Containers get a 64 MiB /dev/shm by default; NCCL fails to create its shared-memory segments between local GPUs. Mount an emptyDir with medium: Memory at /dev/shm.";
+    HostNetworkDns "RDG063" Error false,
+        "hostNetwork without dnsPolicy: ClusterFirstWithHostNet", OPERATOR,
+        "A hostNetwork pod uses the node's DNS by default and cannot resolve `<job>-master-0`; the Workers' init container waits for it forever.";
+    MasterReplicas "RDG064" Error false,
+        "Master replicas is missing or not 1", OPERATOR,
+        "The webhook requires pytorchReplicaSpecs.Master.replicas to be set and equal to 1.";
+    WorkerReplicas "RDG065" Error false,
+        "Worker replicas is below 1", OPERATOR,
+        "The webhook requires Worker.replicas, when set, to be at least 1.";
+    NoPytorchContainer "RDG066" Error false,
+        "a replica has no container named pytorch", OPERATOR,
+        "The webhook requires a container named `pytorch` in every replica; the operator reads its port and injects its environment.";
+    EmptyImage "RDG067" Error false,
+        "a container has no image", OPERATOR,
+        "The webhook requires a non-empty image for every container.";
+    RunPolicyMisplaced "RDG068" Error false,
+        "a runPolicy field is placed directly under spec", "PyTorchJob CRD v1.9.0",
+        "cleanPodPolicy, backoffLimit, ttlSecondsAfterFinished, activeDeadlineSeconds, schedulingPolicy and suspend belong under spec.runPolicy. Under spec the API server prunes them without a word (CubeStudio's own launcher makes this mistake).";
+    UnknownReplicaType "RDG069" Error false,
+        "a replica type is not Master or Worker", OPERATOR,
+        "The webhook accepts exactly `Master` and `Worker` (case-sensitive).";
+    NotAPyTorchJob "RDG070" Error false,
+        "a PyTorchJob has no spec.pytorchReplicaSpecs", "PyTorchJob CRD v1.9.0",
+        "pytorchReplicaSpecs is required; without it there is nothing to run.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";
-    RenderedOperatorRule "RDG091" Error false,
-        "the rendered manifest breaks a rule of the operator's webhook", OPERATOR,
-        "Master replicas must be 1, Worker replicas at least 1, every replica needs a container named `pytorch` with an image, and replica keys are exactly Master and Worker.";
     RenderedFidelity "RDG092" Error false,
         "the rendered manifest does not carry a value the plan decided", "rdmagen render verification",
         "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";

@@ -1,10 +1,11 @@
 //! Verify: rendered text is parsed back and checked before anything is written —
-//! against rdmagen's strict PyTorchJob schema, the operator webhook's rules, and the
-//! plan itself (image, command and environment must read back exactly).
+//! against rdmagen's strict PyTorchJob schema, every error-level manifest rule (the
+//! operator webhook's among them), and the plan itself (image, command and
+//! environment must read back exactly).
 
 use serde_json::Value;
 
-use crate::check::Rule;
+use crate::check::{Rule, Severity, manifest};
 use crate::plan::Plan;
 
 const SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
@@ -51,7 +52,17 @@ impl Verifier {
                 )
             })
             .collect();
-        problems.extend(webhook(doc));
+        problems.extend(
+            manifest::check(doc)
+                .into_iter()
+                .filter(|p| p.rule.info().severity == Severity::Error)
+                .map(|p| {
+                    problem(
+                        p.rule,
+                        format!("{}: {}", path_or_root(&p.pointer), p.message),
+                    )
+                }),
+        );
         problems.extend(fidelity(doc, plan));
         problems
     }
@@ -114,58 +125,6 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     let options = serde_saphyr::options! { strict_booleans: true };
     serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
         .map_err(|e| format!("rendered text is not valid YAML: {e}"))
-}
-
-/// The operator's validating webhook (pytorchjob_webhook.go), as far as it can be
-/// judged from one manifest.
-fn webhook(doc: &Value) -> Vec<Problem> {
-    let mut out = Vec::new();
-    let Some(specs) = doc["spec"]["pytorchReplicaSpecs"].as_object() else {
-        return vec![problem(
-            Rule::RenderedOperatorRule,
-            "spec.pytorchReplicaSpecs is missing",
-        )];
-    };
-    for (role, replica) in specs {
-        if role != "Master" && role != "Worker" {
-            out.push(problem(
-                Rule::RenderedOperatorRule,
-                format!("replica type `{role}` is not Master or Worker"),
-            ));
-        }
-        let replicas = replica["replicas"].as_i64();
-        match (role.as_str(), replicas) {
-            ("Master", Some(1)) => {}
-            ("Master", _) => out.push(problem(
-                Rule::RenderedOperatorRule,
-                "Master replicas must be set and equal 1",
-            )),
-            (_, Some(n)) if n < 1 => out.push(problem(
-                Rule::RenderedOperatorRule,
-                format!("{role} replicas must be at least 1"),
-            )),
-            _ => {}
-        }
-        let containers = replica["template"]["spec"]["containers"].as_array();
-        let pytorch = containers
-            .into_iter()
-            .flatten()
-            .find(|c| c["name"] == "pytorch");
-        match pytorch {
-            None => out.push(problem(
-                Rule::RenderedOperatorRule,
-                format!("{role} has no container named pytorch"),
-            )),
-            Some(c) if c["image"].as_str().is_none_or(str::is_empty) => {
-                out.push(problem(
-                    Rule::RenderedOperatorRule,
-                    format!("{role}'s pytorch container has no image"),
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    out
 }
 
 /// What the plan decided must read back unchanged from every replica.

@@ -2,6 +2,7 @@
 
 use crate::check::{Findings, Rule};
 use crate::plan::resolve::Ctx;
+use crate::spec::pool::DEFAULT_MANAGEMENT_NIC;
 use crate::spec::tree::Seg;
 use crate::spec::{Loaded, PoolDocument};
 
@@ -62,9 +63,16 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
     Some(value)
 }
 
-/// Pool `hcas` must be plain, distinct device names.
+/// Pool `hcas` must be plain, distinct device names, and not the management NIC.
 pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     let hcas = &pool.value.spec.network.hcas;
+    let management = pool
+        .value
+        .spec
+        .network
+        .management_nic
+        .as_deref()
+        .unwrap_or(DEFAULT_MANAGEMENT_NIC);
     for (i, name) in hcas.iter().enumerate() {
         let at = || {
             pool.doc.locate(&[
@@ -88,6 +96,12 @@ pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             findings.at(
                 Rule::HcaNamingConflict,
                 format!("`{name}` is listed twice"),
+                at(),
+            );
+        } else if *name == management {
+            findings.at(
+                Rule::HcaManagementNic,
+                format!("`{name}` is the management NIC (set `managementNic` if these nodes use another one)"),
                 at(),
             );
         }

@@ -3,19 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::check::Rule;
+use crate::check::nccl_vars::{self, EnvFacts};
+use crate::check::{Rule, Severity};
 use crate::plan::EnvVar;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
-use crate::spec::pool::{Fabric, GidIndex};
+use crate::spec::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
 use crate::spec::tree::Seg;
-
-/// Variables the training operator appends to every container (envvar.go).
-const OPERATOR_MANAGED: &[&str] = &["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
-
-fn operator_managed(name: &str) -> bool {
-    OPERATOR_MANAGED.contains(&name) || name.starts_with("PET_")
-}
 
 pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar> {
     let net = ctx.pool.value.spec.network.clone();
@@ -86,6 +80,16 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
     }
 
     let job_env = ctx.job.value.spec.env.clone();
+    let facts = EnvFacts {
+        rdma_on: rdma.on,
+        fabric: Some(fabric),
+        profile: Some(ctx.profile),
+        management_nic: Some(
+            net.management_nic
+                .as_deref()
+                .unwrap_or(DEFAULT_MANAGEMENT_NIC),
+        ),
+    };
     for (name, value) in job_env {
         let at = [Seg::Key("spec"), Seg::Key("env"), Seg::Key(&name)];
         if name.is_empty() || name.contains('=') {
@@ -96,28 +100,14 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             );
             continue;
         }
-        if name == "NCCL_IB_TC" {
-            ctx.report(
-                Rule::IbTcSet,
-                "NCCL_IB_TC must match the switches' QoS setup; AIStudio: no need to set it, do not change it",
-                &at,
-            );
-            continue;
+        let problems = nccl_vars::check(&name, &value, &facts);
+        let fatal = problems
+            .iter()
+            .any(|(rule, _)| rule.info().severity == Severity::Error);
+        for (rule, message) in problems {
+            ctx.report(rule, message, &at);
         }
-        if operator_managed(&name) {
-            ctx.report(
-                Rule::OperatorManagedEnv,
-                format!("{name} is set by the training operator for every pod; remove it"),
-                &at,
-            );
-            continue;
-        }
-        if name == "NCCL_IB_DISABLE" && value.trim() == "1" && rdma.on {
-            ctx.report(
-                Rule::IbDisableWithRdma,
-                "NCCL_IB_DISABLE=1 turns RDMA off inside NCCL while the pod holds an RDMA device; use rdma: off instead",
-                &at,
-            );
+        if fatal {
             continue;
         }
         if ctx.profile.presets(fabric, rdma.on, &name) {

@@ -225,6 +225,13 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             );
         }
     }
+    if net.ib_timeout == Some(0) {
+        findings.at(
+            Rule::IbTimeoutInfinite,
+            "ibTimeout 0 sets NCCL_IB_TIMEOUT=0, which waits forever on a lost link",
+            at("ibTimeout"),
+        );
+    }
     if net.fabric == Fabric::Ib && matches!(net.gid_index, Some(GidIndex::Index(_))) {
         findings.at(
             Rule::GidIndexOnIb,

@@ -1,6 +1,7 @@
 //! AIStudio (seed 000): on RoCE the platform presets NCCL_IB_GID_INDEX, NCCL_IB_HCA
 //! and NCCL_CROSS_NIC=0 and advises users not to change them; users set
-//! NCCL_SOCKET_IFNAME themselves, and never NCCL_IB_TC.
+//! NCCL_SOCKET_IFNAME themselves, and never NCCL_IB_TC. For very large jobs it suggests
+//! trying NCCL_ALGO=Ring (or Tree).
 
 use super::{Profile, cubestudio_resource};
 use crate::spec::pool::Fabric;
@@ -19,5 +20,6 @@ pub const PROFILE: Profile = Profile {
     name: "aistudio",
     presets,
     rdma_resource: cubestudio_resource,
+    recommends: &["NCCL_ALGO"],
     source: "seed 000: on RoCE AIStudio presets NCCL_IB_GID_INDEX, NCCL_IB_HCA and NCCL_CROSS_NIC",
 };

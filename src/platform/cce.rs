@@ -31,5 +31,6 @@ pub const PROFILE: Profile = Profile {
     name: "cce",
     presets,
     rdma_resource,
+    recommends: &["NCCL_IB_QPS_PER_CONNECTION"],
     source: "seed 001: CCE injects NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX, NCCL_IB_TIMEOUT and NCCL_IB_QPS_PER_CONNECTION into PID 1 unless the YAML declares them",
 };

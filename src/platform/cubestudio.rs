@@ -7,5 +7,6 @@ pub const PROFILE: Profile = Profile {
     name: "cubestudio",
     presets: no_presets,
     rdma_resource: cubestudio_resource,
+    recommends: &[],
     source: "seed 001: CubeStudio adds IPC_LOCK and the RDMA resource but injects no NCCL variables",
 };

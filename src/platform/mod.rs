@@ -17,6 +17,8 @@ pub struct Profile {
     pub presets: fn(Fabric, bool) -> &'static [&'static str],
     /// The RDMA extended resource when the pool does not name one.
     pub rdma_resource: fn(Fabric) -> &'static str,
+    /// Debugging-section NCCL variables the platform itself recommends setting.
+    pub recommends: &'static [&'static str],
     /// Why these presets and names: the fact and its source, printed by `--explain`.
     pub source: &'static str,
 }

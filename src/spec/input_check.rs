@@ -10,7 +10,13 @@ use crate::check::{Findings, Rule};
 use crate::spec::tree::Document;
 
 /// Report every schema violation of `value` (the document as JSON) as RDG004.
-pub fn check(doc: &Document, value: &Value, validator: &Validator, schema: &Value, findings: &mut Findings) {
+pub fn check(
+    doc: &Document,
+    value: &Value,
+    validator: &Validator,
+    schema: &Value,
+    findings: &mut Findings,
+) {
     let errors: Vec<ValidationError<'_>> = validator.iter_errors(value).collect();
     // A misspelt required field shows up twice: unknown `gpuPerNode` and missing
     // `gpusPerNode`. The suggestion says it all, so the second is dropped.
@@ -48,7 +54,11 @@ fn report(
                     Some(near) => format!("; did you mean `{near}`?"),
                     None => format!("; expected one of {}", allowed.join(", ")),
                 };
-                findings.at(Rule::InputShape, format!("unknown field `{field}`{hint}"), at);
+                findings.at(
+                    Rule::InputShape,
+                    format!("unknown field `{field}`{hint}"),
+                    at,
+                );
             }
         }
         ValidationErrorKind::Required { property } => {
@@ -97,7 +107,10 @@ fn dotted(pointer: &str) -> String {
     if pointer.is_empty() {
         "document".to_owned()
     } else {
-        pointer[1..].replace('/', ".").replace("~1", "/").replace("~0", "~")
+        pointer[1..]
+            .replace('/', ".")
+            .replace("~1", "/")
+            .replace("~0", "~")
     }
 }
 
@@ -135,11 +148,10 @@ fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
             .and_then(|r| r.strip_prefix("#/$defs/"))
         {
             node = &root["$defs"][name];
-        } else if let Some(branch) = node
-            .get("anyOf")
-            .and_then(Value::as_array)
-            .and_then(|bs| bs.iter().find(|b| b.get("type") != Some(&Value::from("null"))))
-        {
+        } else if let Some(branch) = node.get("anyOf").and_then(Value::as_array).and_then(|bs| {
+            bs.iter()
+                .find(|b| b.get("type") != Some(&Value::from("null")))
+        }) {
             node = branch;
         } else {
             break;

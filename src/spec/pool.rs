@@ -76,7 +76,11 @@ pub struct NetworkSpec {
     pub label: Option<String>,
     /// RDMA data NICs in order, e.g. mlx5_1..mlx5_8. Never the management NIC.
     #[serde(default)]
+    #[schemars(example = ["mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"])]
     pub hcas: Vec<String>,
+    /// The management (TCP) NIC, kept out of NCCL_IB_HCA. Default: mlx5_0.
+    #[serde(default)]
+    pub management_nic: Option<String>,
     /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME); in a pod usually eth0.
     #[serde(default)]
     pub socket_ifname: Option<String>,
@@ -96,6 +100,9 @@ pub struct NetworkSpec {
     #[serde(default)]
     pub cross_nic: Option<u32>,
 }
+
+/// Seed 001: "mlx5_0 is usually the TCP main NIC".
+pub const DEFAULT_MANAGEMENT_NIC: &str = "mlx5_0";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -334,7 +334,8 @@ mod tests {
 
     #[test]
     fn pointers_resolve_through_maps_and_sequences() {
-        let docs = parse("spec:\n  volumes:\n    - name: a\n    - name: b\n      x/y: 1\n").unwrap();
+        let docs =
+            parse("spec:\n  volumes:\n    - name: a\n    - name: b\n      x/y: 1\n").unwrap();
         let at = |p: &str| {
             let l = docs[0].locate_pointer(p);
             (l.line, l.column)

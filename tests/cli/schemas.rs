@@ -6,7 +6,10 @@ use crate::support::root;
 
 #[test]
 fn committed_schemas_are_fresh() {
-    for (kind, file) in [(InputKind::Job, "job.schema.json"), (InputKind::Pool, "pool.schema.json")] {
+    for (kind, file) in [
+        (InputKind::Job, "job.schema.json"),
+        (InputKind::Pool, "pool.schema.json"),
+    ] {
         let path = root().join("schemas").join(file);
         let generated = pretty(kind);
         if std::env::var_os("RDMAGEN_BLESS").is_some() {

@@ -1,0 +1,354 @@
+//! Rules judged from a PyTorchJob manifest alone: what `rdmagen lint` reports on YAML
+//! that rdmagen did not write, and what verification demands of what it did write.
+
+use serde_json::Value;
+
+use crate::check::Rule;
+use crate::check::nccl_vars::{self, EnvFacts};
+
+/// A problem at a JSON Pointer into the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub rule: Rule,
+    pub message: String,
+    pub pointer: String,
+}
+
+/// Whether `doc` is a Kubeflow PyTorchJob (any kubeflow.org version).
+pub fn is_pytorchjob(doc: &Value) -> bool {
+    doc["kind"] == "PyTorchJob"
+        && doc["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("kubeflow.org/"))
+}
+
+/// Fields of RunPolicy that users put under `spec` by mistake.
+const RUN_POLICY_FIELDS: &[&str] = &[
+    "cleanPodPolicy",
+    "backoffLimit",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "schedulingPolicy",
+    "suspend",
+];
+
+/// Commands that start one process per GPU from the operator's variables.
+const LAUNCHERS: &[&str] = &[
+    "torchrun",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "accelerate",
+    "deepspeed",
+];
+
+struct Out(Vec<Problem>);
+
+impl Out {
+    fn push(&mut self, rule: Rule, message: impl Into<String>, pointer: impl Into<String>) {
+        self.0.push(Problem {
+            rule,
+            message: message.into(),
+            pointer: pointer.into(),
+        });
+    }
+}
+
+/// Every problem of one PyTorchJob document.
+pub fn check(doc: &Value) -> Vec<Problem> {
+    let mut out = Out(Vec::new());
+    let spec = &doc["spec"];
+    for field in RUN_POLICY_FIELDS {
+        if spec.get(field).is_some() {
+            out.push(
+                Rule::RunPolicyMisplaced,
+                format!("spec.{field} belongs under spec.runPolicy; the API server drops it here"),
+                format!("/spec/{field}"),
+            );
+        }
+    }
+    let nproc = nproc_per_node(spec);
+    let elastic = &spec["elasticPolicy"];
+    if elastic["standalone"] == true {
+        out.push(
+            Rule::ElasticStandalone,
+            "elasticPolicy.standalone: true makes the operator set PET_STANDALONE=\"\", which torchrun cannot parse",
+            "/spec/elasticPolicy/standalone",
+        );
+    }
+    if elastic.get("nProcPerNode").is_some() && spec.get("nprocPerNode").is_some() {
+        out.push(
+            Rule::ElasticNprocConflict,
+            "elasticPolicy.nProcPerNode is forbidden together with spec.nprocPerNode",
+            "/spec/elasticPolicy/nProcPerNode",
+        );
+    }
+    let Some(replicas) = spec["pytorchReplicaSpecs"].as_object() else {
+        out.push(
+            Rule::NotAPyTorchJob,
+            "spec.pytorchReplicaSpecs is missing",
+            "/spec",
+        );
+        return out.0;
+    };
+    if !replicas.contains_key("Master") && !replicas.contains_key("Worker") {
+        out.push(
+            Rule::NotAPyTorchJob,
+            "pytorchReplicaSpecs has neither Master nor Worker",
+            "/spec/pytorchReplicaSpecs",
+        );
+    }
+    for (role, replica) in replicas {
+        let base = format!("/spec/pytorchReplicaSpecs/{role}");
+        match role.as_str() {
+            "Master" => {
+                if replica["replicas"] != 1 {
+                    let found = replica
+                        .get("replicas")
+                        .map_or("missing".to_owned(), Value::to_string);
+                    out.push(
+                        Rule::MasterReplicas,
+                        format!("Master replicas must be set to 1 (found {found})"),
+                        format!("{base}/replicas"),
+                    );
+                }
+            }
+            "Worker" => {
+                if replica["replicas"].as_i64().is_some_and(|n| n < 1) {
+                    out.push(
+                        Rule::WorkerReplicas,
+                        format!(
+                            "Worker replicas is {}; it must be at least 1",
+                            replica["replicas"]
+                        ),
+                        format!("{base}/replicas"),
+                    );
+                }
+            }
+            _ => out.push(
+                Rule::UnknownReplicaType,
+                format!("replica type `{role}` is not Master or Worker (case-sensitive)"),
+                base.clone(),
+            ),
+        }
+        pod(
+            &mut out,
+            &replica["template"]["spec"],
+            &format!("{base}/template/spec"),
+            nproc,
+        );
+    }
+    out.0
+}
+
+/// spec.nprocPerNode as an integer, when it is one (the CRD wants a string).
+fn nproc_per_node(spec: &Value) -> Option<i64> {
+    match &spec["nprocPerNode"] {
+        Value::String(s) => s.trim().parse().ok(),
+        v => v.as_i64(),
+    }
+}
+
+fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
+    if pod["hostNetwork"] == true && pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
+        out.push(
+            Rule::HostNetworkDns,
+            "hostNetwork: true needs dnsPolicy: ClusterFirstWithHostNet to resolve <job>-master-0",
+            format!("{base}/hostNetwork"),
+        );
+    }
+    let containers = pod["containers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !containers.iter().any(|c| c["name"] == "pytorch") {
+        out.push(
+            Rule::NoPytorchContainer,
+            "no container is named `pytorch`",
+            format!("{base}/containers"),
+        );
+    }
+    for (i, c) in containers.iter().enumerate() {
+        let at = format!("{base}/containers/{i}");
+        if c["image"].as_str().is_none_or(|s| s.trim().is_empty()) {
+            out.push(
+                Rule::EmptyImage,
+                format!(
+                    "container `{}` has no image",
+                    c["name"].as_str().unwrap_or("?")
+                ),
+                format!("{at}/image"),
+            );
+        }
+        let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
+        let caps = capabilities(c);
+        let ipc_lock = caps.contains(&"IPC_LOCK") || c["securityContext"]["privileged"] == true;
+        if let Some((name, section)) = rdma {
+            if !ipc_lock {
+                out.push(
+                    Rule::RdmaWithoutIpcLock,
+                    format!("{name} is requested but IPC_LOCK is not added"),
+                    format!("{at}/resources/{section}/{}", escape(name)),
+                );
+            }
+        } else if caps.contains(&"IPC_LOCK") {
+            out.push(
+                Rule::IpcLockWithoutRdma,
+                "IPC_LOCK is added but no RDMA resource is requested",
+                format!("{at}/securityContext/capabilities"),
+            );
+        }
+        let gpus = resources(c)
+            .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
+            .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
+            .max()
+            .unwrap_or(0);
+        if gpus > 1 && !has_memory_shm(pod, c) {
+            out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.clone());
+        }
+        let facts = EnvFacts {
+            rdma_on: rdma.is_some(),
+            ..EnvFacts::default()
+        };
+        for (j, var) in c["env"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
+                continue;
+            };
+            for (rule, message) in nccl_vars::check(name, value, &facts) {
+                out.push(rule, message, format!("{at}/env/{j}"));
+            }
+        }
+        if c["name"] == "pytorch" {
+            command(out, c, &at, nproc);
+        }
+    }
+}
+
+fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>) {
+    let words: Vec<&str> = ["command", "args"]
+        .iter()
+        .flat_map(|k| c[k].as_array().map(Vec::as_slice).unwrap_or_default())
+        .filter_map(Value::as_str)
+        .collect();
+    if words.is_empty() {
+        return;
+    }
+    let line = words.join(" ");
+    let first = words[0].rsplit('/').next().unwrap_or_default();
+    if matches!(first, "sh" | "bash" | "dash" | "zsh") && words.contains(&"-c") {
+        out.push(Rule::ShellWrapper, "the launcher runs through `sh -c`; on CCE it may not inherit the NCCL variables injected into PID 1", format!("{at}/command"));
+    }
+    if line.contains("torch.distributed.launch") {
+        out.push(Rule::LegacyLauncher, "torch.distributed.launch is deprecated; torchrun reads the operator's PET_* variables with no flags", format!("{at}/command"));
+    }
+    let Some(n) = nproc else { return };
+    if nnodes_from_world_size(&line) {
+        out.push(
+            Rule::WorldSizeNnodes,
+            format!("--nnodes $WORLD_SIZE with nprocPerNode {n}: WORLD_SIZE is pods × {n}, so the rendezvous waits for nodes that never come"),
+            format!("{at}/command"),
+        );
+    } else if n > 1 && !LAUNCHERS.iter().any(|l| line.contains(l)) {
+        out.push(
+            Rule::LauncherlessNproc,
+            format!("nprocPerNode is {n} but no launcher starts {n} processes per pod; WORLD_SIZE counts processes that never join"),
+            "/spec/nprocPerNode",
+        );
+    }
+}
+
+/// `--nnodes $WORLD_SIZE`, `--nnodes=${WORLD_SIZE}` or `--nnodes $(WORLD_SIZE)`.
+fn nnodes_from_world_size(line: &str) -> bool {
+    line.match_indices("--nnodes").any(|(i, flag)| {
+        let rest = line[i + flag.len()..].trim_start_matches(['=', ' ', '"', '\'']);
+        ["$WORLD_SIZE", "${WORLD_SIZE}", "$(WORLD_SIZE)"]
+            .iter()
+            .any(|v| rest.starts_with(v))
+    })
+}
+
+/// (resource name, "limits" | "requests") of a container.
+fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
+    ["limits", "requests"].into_iter().flat_map(move |section| {
+        c["resources"][section]
+            .as_object()
+            .into_iter()
+            .flat_map(move |m| m.keys().map(move |k| (k.as_str(), section)))
+    })
+}
+
+/// Device-plugin resources that hand out RDMA devices: rdma/* (shared and legacy
+/// plugins), SR-IOV pools with `rdma` in the name, NVIDIA's hostdev pool.
+fn is_rdma_resource(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.starts_with("rdma/") || lower.contains("rdma") || lower == "nvidia.com/hostdev"
+}
+
+fn capabilities(c: &Value) -> Vec<&str> {
+    c["securityContext"]["capabilities"]["add"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn quantity(v: &Value) -> Option<i64> {
+    match v {
+        Value::String(s) => s.trim().parse().ok(),
+        v => v.as_i64(),
+    }
+}
+
+fn has_memory_shm(pod: &Value, c: &Value) -> bool {
+    let mounts = c["volumeMounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let volumes = pod["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    mounts
+        .iter()
+        .filter(|m| {
+            m["mountPath"]
+                .as_str()
+                .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
+        })
+        .any(|m| {
+            volumes
+                .iter()
+                .any(|v| v["name"] == m["name"] && v["emptyDir"]["medium"] == "Memory")
+        })
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nnodes_forms() {
+        assert!(nnodes_from_world_size("x --nnodes $WORLD_SIZE y"));
+        assert!(nnodes_from_world_size("--nnodes=${WORLD_SIZE}"));
+        assert!(nnodes_from_world_size("--nnodes $(WORLD_SIZE)"));
+        assert!(!nnodes_from_world_size("--nnodes $PET_NNODES"));
+        assert!(!nnodes_from_world_size("--nnodes 2"));
+    }
+
+    #[test]
+    fn rdma_resources() {
+        assert!(is_rdma_resource("rdma/hca"));
+        assert!(is_rdma_resource("rdma/rdma_shared_device_a"));
+        assert!(is_rdma_resource("nvidia.com/hostdev"));
+        assert!(is_rdma_resource("mellanox.com/mlnx_rdma"));
+        assert!(!is_rdma_resource("nvidia.com/gpu"));
+    }
+}
