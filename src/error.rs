@@ -15,9 +15,14 @@ pub enum Error {
     },
     /// The command line asks for something impossible.
     Usage(String),
-    /// Findings were reported (already printed by the caller); `syntax` when any of
-    /// them means a file could not be parsed.
-    Findings { errors: usize, syntax: bool },
+    /// Findings were reported (already printed by the caller): `errors` of them fail
+    /// the run (warnings too under --deny-warnings); `syntax` when a file could not
+    /// be parsed; `consequence` says what was not done, e.g. "; nothing was written".
+    Findings {
+        errors: usize,
+        syntax: bool,
+        consequence: &'static str,
+    },
 }
 
 impl Error {
@@ -43,9 +48,13 @@ impl fmt::Display for Error {
         match self {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Usage(message) => f.write_str(message),
-            Error::Findings { errors, .. } => write!(
+            Error::Findings {
+                errors,
+                consequence,
+                ..
+            } => write!(
                 f,
-                "{errors} error{} found; nothing was written",
+                "{errors} finding{} fail the run{consequence}",
                 if *errors == 1 { "" } else { "s" }
             ),
         }

@@ -50,15 +50,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The error that ends the run, if any finding is an error.
-    pub fn failure(&self) -> Option<Error> {
-        let errors = self.findings.errors();
-        (errors > 0).then(|| Error::Findings {
-            errors,
-            syntax: self.findings.has_syntax_errors(),
-        })
-    }
-
     /// All manifests as one multi-document YAML stream, jobs in input order.
     pub fn stream(&self) -> String {
         let docs: Vec<&str> = self

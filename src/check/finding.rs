@@ -36,9 +36,13 @@ impl Findings {
     }
 
     pub fn errors(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
         self.items
             .iter()
-            .filter(|f| f.severity() == Severity::Error)
+            .filter(|f| f.severity() == severity)
             .count()
     }
 

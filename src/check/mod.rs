@@ -2,6 +2,7 @@
 //! rendered manifests.
 
 pub mod finding;
+pub mod lint;
 pub mod manifest;
 pub mod nccl_vars;
 pub mod report;

@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::check::{Rule, Severity, manifest};
 use crate::plan::Plan;
 
-const SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
+/// The schema of rendered PyTorchJobs (`rdmagen schema pytorchjob`).
+pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
 
 /// A problem found in rendered output: the rule and what is wrong, at a JSON path.
 #[derive(Debug)]
@@ -24,8 +25,8 @@ pub struct Verifier {
 
 impl Verifier {
     pub fn new() -> Self {
-        let schema: Value =
-            serde_json::from_str(SCHEMA).expect("schemas/pytorchjob.schema.json is valid JSON");
+        let schema: Value = serde_json::from_str(OUTPUT_SCHEMA)
+            .expect("schemas/pytorchjob.schema.json is valid JSON");
         let schema = jsonschema::validator_for(&schema).expect("the embedded schema compiles");
         Verifier { schema }
     }

@@ -1,21 +1,27 @@
-//! The command line: argument definitions and the one place that writes to the terminal.
+//! The command line: argument definitions and the one place that writes to the
+//! terminal. Library code returns data; these modules print it.
 
+mod lint;
+mod output;
 mod render;
+mod rules;
+mod schema;
+mod validate;
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use clap::{Parser, Subcommand};
 
-use crate::check::report;
+use crate::check::Findings;
 use crate::error::Error;
-use crate::pipeline::Outcome;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
-/// training over RDMA (RoCE / InfiniBand).
+/// training over RDMA (RoCE / InfiniBand), explains every decision, and checks
+/// existing manifests.
 ///
-/// Exit codes: 0 success; 1 inputs are invalid (rule errors); 2 usage, I/O or YAML
-/// syntax errors.
+/// Exit codes: 0 success; 1 findings fail the run (rule errors, or warnings with
+/// --deny-warnings); 2 usage, I/O or YAML syntax errors.
 #[derive(Debug, Parser)]
 #[command(name = "rdmagen", version, about, long_about)]
 pub struct Cli {
@@ -27,47 +33,97 @@ pub struct Cli {
 pub enum Command {
     /// Render Jobs into PyTorchJob manifests (stdout, or one directory per job with -o).
     Render(render::RenderArgs),
+    /// Load, resolve, render and verify Jobs without writing anything; print every finding.
+    Validate(validate::ValidateArgs),
+    /// Check existing PyTorchJob manifests against every rule a manifest alone can show.
+    Lint(lint::LintArgs),
+    /// List the rule catalogue.
+    Rules(rules::RulesArgs),
+    /// Explain one rule: what it checks, why, and where the fact comes from.
+    Explain(rules::ExplainArgs),
+    /// Print the JSON Schema of an input kind (job, pool) or of rendered PyTorchJobs.
+    Schema(schema::SchemaArgs),
+}
+
+/// Whether stdout and stderr are terminals (false in tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terminal {
+    pub stdout: bool,
+    pub stderr: bool,
 }
 
 /// Parse `args`, run the command, print to the process's stdout/stderr, return the exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    run(args, &mut stdout.lock(), &mut stderr.lock())
+    let terminal = Terminal {
+        stdout: stdout.is_terminal(),
+        stderr: stderr.is_terminal(),
+    };
+    run(args, &mut stdout.lock(), &mut stderr.lock(), terminal)
 }
 
-/// Like [`main`], writing to the given streams (used by tests).
+/// Like [`main`], writing to the given streams.
 pub fn run(
     args: impl IntoIterator<Item = OsString>,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    terminal: Terminal,
 ) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = write!(err, "{}", e.render());
-            return if e.use_stderr() { 2 } else { 0 };
+            let rendered = e.render();
+            if e.use_stderr() {
+                let _ = write!(err, "{rendered}");
+                return 2;
+            }
+            let _ = write!(out, "{rendered}");
+            return 0;
         }
     };
-    let result = match cli.command {
-        Command::Render(args) => render::run(&args, out, err),
+    let streams = &mut Streams { out, err, terminal };
+    let result = match &cli.command {
+        Command::Render(args) => render::run(args, streams),
+        Command::Validate(args) => validate::run(args, streams),
+        Command::Lint(args) => lint::run(args, streams),
+        Command::Rules(args) => rules::list(args, streams),
+        Command::Explain(args) => rules::explain(args, streams),
+        Command::Schema(args) => schema::run(args, streams),
     };
     match result {
         Ok(()) => 0,
         Err(e) => {
-            let _ = writeln!(err, "error: {e}");
+            let _ = writeln!(streams.err, "error: {e}");
             e.code()
         }
     }
 }
 
-/// Print every finding to stderr, then turn errors among them into the run's error.
-fn report_findings(outcome: &Outcome, err: &mut dyn Write) -> Result<(), Error> {
-    for finding in outcome.findings.iter() {
-        let _ = writeln!(err, "{}", report::human(finding, &outcome.sources));
+/// Where a command writes.
+pub struct Streams<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+    pub terminal: Terminal,
+}
+
+/// The error findings call for under the output options, if any.
+fn verdict(
+    findings: &Findings,
+    output: &output::OutputArgs,
+    consequence: &'static str,
+) -> Result<(), Error> {
+    if !output.failed(findings) {
+        return Ok(());
     }
-    match outcome.failure() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    let warnings = if output.deny_warnings {
+        findings.count(crate::check::Severity::Warning)
+    } else {
+        0
+    };
+    Err(Error::Findings {
+        errors: findings.errors() + warnings,
+        syntax: findings.has_syntax_errors(),
+        consequence,
+    })
 }

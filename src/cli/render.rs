@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Streams;
+use super::output::{OutputArgs, write_findings};
 use crate::emit;
 use crate::error::Error;
 use crate::pipeline::{self, Outcome, Request};
@@ -26,23 +28,37 @@ pub struct RenderArgs {
     /// Print every decision and its reason (to stderr when manifests go to stdout).
     #[arg(long)]
     pub explain: bool,
+    #[command(flatten)]
+    pub report: OutputArgs,
 }
 
-pub fn run(args: &RenderArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
+pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let request = Request {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
     };
     let outcome = pipeline::run(&request)?;
-    super::report_findings(&outcome, err)?;
+    let color = args.report.colored(io.terminal.stderr);
+    write_findings(
+        io.err,
+        &outcome.findings,
+        &outcome.sources,
+        args.report.format,
+        color,
+    );
+    super::verdict(&outcome.findings, &args.report, "; nothing was written")?;
     if args.explain {
-        let target: &mut dyn Write = if args.output.is_some() { out } else { err };
+        let target: &mut dyn Write = if args.output.is_some() {
+            &mut *io.out
+        } else {
+            &mut *io.err
+        };
         explain(&outcome, target);
     }
     match &args.output {
         None => {
-            write!(out, "{}", outcome.stream())
+            write!(io.out, "{}", outcome.stream())
                 .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
         }
         Some(dir) => {
@@ -53,7 +69,7 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 .collect();
             let written = emit::write_tree(dir, &files)?;
             let _ = writeln!(
-                err,
+                io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
                 outcome.jobs.len(),
                 dir.display(),

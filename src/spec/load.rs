@@ -125,34 +125,51 @@ impl Inputs {
 }
 
 /// Validate one document against its schema (every violation is reported), then
-/// deserialise it into its typed form. The document's text is preceded by as many
-/// line breaks as lines before it, so serde-saphyr's positions are the file's.
+/// deserialise it into its typed form.
 fn typed<T: DeserializeOwned>(
     text: &str,
     doc: &Document,
     (validator, schema): (&jsonschema::Validator, &serde_json::Value),
     findings: &mut Findings,
 ) -> Option<T> {
-    let mut padded = "\n".repeat(doc.first_line.saturating_sub(1));
-    padded.push_str(&text[doc.start..doc.end]);
-    let options = serde_saphyr::options! { strict_booleans: true };
-    let value: serde_json::Value =
-        match serde_saphyr::from_str_with_options(&padded, options.clone()) {
-            Ok(value) => value,
-            Err(e) => {
-                report_saphyr(doc, &e, Rule::YamlSyntax, findings);
-                return None;
-            }
-        };
+    let value = document_value(text, doc, findings)?;
     let before = findings.len();
     input_check::check(doc, &value, validator, schema, findings);
     if findings.len() > before {
         return None;
     }
-    match serde_saphyr::from_str_with_options::<T>(&padded, options) {
+    match serde_saphyr::from_str_with_options::<T>(&padded_text(text, doc), options()) {
         Ok(value) => Some(value),
         Err(e) => {
             report_saphyr(doc, &e, Rule::InputShape, findings);
+            None
+        }
+    }
+}
+
+/// How rdmagen reads YAML: YAML 1.1 booleans such as `no` and `on` stay strings.
+fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! { strict_booleans: true }
+}
+
+/// The document's text preceded by as many line breaks as lines before it, so that
+/// serde-saphyr's positions are the file's.
+fn padded_text(text: &str, doc: &Document) -> String {
+    let mut padded = "\n".repeat(doc.first_line.saturating_sub(1));
+    padded.push_str(&text[doc.start..doc.end]);
+    padded
+}
+
+/// One document of a file as JSON; a failure becomes a finding.
+pub fn document_value(
+    text: &str,
+    doc: &Document,
+    findings: &mut Findings,
+) -> Option<serde_json::Value> {
+    match serde_saphyr::from_str_with_options(&padded_text(text, doc), options()) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            report_saphyr(doc, &e, Rule::YamlSyntax, findings);
             None
         }
     }

@@ -4,6 +4,7 @@ mod bad_inputs;
 mod determinism;
 mod golden;
 mod render_options;
+mod rules;
 mod schemas;
 mod support;
 mod yaml_safety;

@@ -1,0 +1,69 @@
+//! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
+//! Arena, CubeStudio, Helm) against every rule a manifest alone can show.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::check::{Findings, Rule, manifest};
+use crate::error::Error;
+use crate::source::{Location, Sources};
+use crate::spec::load::{display_name, document_value, yaml_files};
+use crate::spec::tree::parse_documents;
+
+/// What a lint run found, and over how much.
+#[derive(Debug, Default)]
+pub struct LintReport {
+    pub findings: Findings,
+    pub sources: Sources,
+    pub files: usize,
+    pub jobs: usize,
+}
+
+/// Lint every PyTorchJob document in `paths` (files, or directories walked for YAML).
+/// Other documents (Services, PVCs, ...) are skipped.
+pub fn lint(paths: &[PathBuf]) -> Result<LintReport, Error> {
+    let mut report = LintReport::default();
+    for path in yaml_files(paths)? {
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let name = display_name(&path);
+        lint_text(&mut report, name, text);
+        report.files += 1;
+    }
+    report.findings.sort();
+    Ok(report)
+}
+
+pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
+    let text: Arc<str> = Arc::from(text);
+    report.sources.add(name.clone(), text.clone());
+    let docs = match parse_documents(&name, &text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            let rule = if e.duplicate_key {
+                Rule::DuplicateKey
+            } else {
+                Rule::YamlSyntax
+            };
+            let at = Location {
+                file: name,
+                line: e.line,
+                column: e.column,
+            };
+            report.findings.at(rule, e.message, at);
+            return;
+        }
+    };
+    for doc in docs {
+        let Some(value) = document_value(&text, &doc, &mut report.findings) else {
+            continue;
+        };
+        if !manifest::is_pytorchjob(&value) {
+            continue;
+        }
+        report.jobs += 1;
+        for problem in manifest::check(&value) {
+            let at = doc.locate_pointer(&problem.pointer);
+            report.findings.at(problem.rule, problem.message, at);
+        }
+    }
+}

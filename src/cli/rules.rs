@@ -1,0 +1,73 @@
+//! `rdmagen rules` and `rdmagen explain`.
+
+use clap::Args;
+
+use super::Streams;
+use super::output::Format;
+use crate::check::rule::{CATALOGUE, RuleInfo};
+use crate::check::suggest::closest;
+use crate::error::Error;
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Print the catalogue as text or JSON.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A rule ID such as RDG020.
+    #[arg(value_name = "ID")]
+    pub id: String,
+}
+
+pub fn list(args: &RulesArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    if args.format == Format::Json {
+        let rules: Vec<_> = CATALOGUE
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id,
+                    "severity": r.severity,
+                    "summary": r.summary,
+                    "explanation": r.explanation,
+                    "source": r.source,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&rules).unwrap_or_default();
+        let _ = writeln!(io.out, "{text}");
+        return Ok(());
+    }
+    for r in CATALOGUE {
+        let _ = writeln!(
+            io.out,
+            "{}  {:<7}  {}",
+            r.id,
+            r.severity.to_string(),
+            r.summary
+        );
+    }
+    Ok(())
+}
+
+pub fn explain(args: &ExplainArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let Some(rule) = RuleInfo::by_id(args.id.trim()) else {
+        let hint = closest(
+            &args.id.to_ascii_uppercase(),
+            CATALOGUE.iter().map(|r| r.id),
+        )
+        .map(|id| format!("; did you mean {id}?"))
+        .unwrap_or_else(|| "; `rdmagen rules` lists them".to_owned());
+        return Err(Error::Usage(format!("no rule `{}`{hint}", args.id)));
+    };
+    let _ = writeln!(
+        io.out,
+        "{} ({}): {}\n",
+        rule.id, rule.severity, rule.summary
+    );
+    let _ = writeln!(io.out, "{}\n", rule.explanation);
+    let _ = writeln!(io.out, "Source: {}", rule.source);
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `rdmagen validate`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Streams;
+use super::output::{Format, OutputArgs, summary, write_findings};
+use crate::error::Error;
+use crate::pipeline::{self, Request};
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Job files or directories (walked for *.yaml and *.yml in sorted order).
+    #[arg(required = true, value_name = "PATH")]
+    pub inputs: Vec<PathBuf>,
+    /// Files or directories with Pool documents.
+    #[arg(long = "pools", value_name = "PATH")]
+    pub pools: Vec<PathBuf>,
+    /// Verify with templates from DIR in place of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: OutputArgs,
+}
+
+pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let outcome = pipeline::run(&Request {
+        inputs: args.inputs.clone(),
+        pools: args.pools.clone(),
+        templates: args.templates.clone(),
+    })?;
+    let color = args.report.colored(io.terminal.stdout);
+    write_findings(
+        io.out,
+        &outcome.findings,
+        &outcome.sources,
+        args.report.format,
+        color,
+    );
+    if args.report.format == Format::Human {
+        let _ = writeln!(
+            io.err,
+            "{} job(s) checked: {}",
+            outcome.jobs.len(),
+            summary(&outcome.findings)
+        );
+    }
+    super::verdict(&outcome.findings, &args.report, "")
+}
