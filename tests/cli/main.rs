@@ -3,6 +3,7 @@
 mod bad_inputs;
 mod determinism;
 mod golden;
+mod lint_and_report;
 mod render_options;
 mod rules;
 mod schemas;

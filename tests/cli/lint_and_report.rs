@@ -1,0 +1,164 @@
+//! `lint`, `validate`, report formats, colour, and the rule/schema commands.
+
+use rdmagen::check::rule::CATALOGUE;
+use serde_json::Value;
+
+use crate::support::{rdmagen, root, text};
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+}
+
+#[test]
+fn golden_manifests_lint_without_errors_or_warnings() {
+    let out = rdmagen(&["lint", "golden", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = json(&out);
+    assert_eq!(doc["errors"], 0, "{doc:#}");
+    assert_eq!(doc["warnings"], 0, "{doc:#}");
+}
+
+#[test]
+fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
+    let out = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let found: Vec<(String, u64)> = json(&out)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_owned(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("RDG031", 21), // torch.distributed.launch is deprecated (Master)
+        ("RDG035", 21), // sh -c may lose variables CCE injects into PID 1
+        ("RDG047", 28), // NCCL_IB_DISABLE is a debugging variable
+        ("RDG031", 62), // the same three on the Worker
+        ("RDG035", 62),
+        ("RDG047", 69),
+    ];
+    let expected: Vec<(String, u64)> = expected
+        .iter()
+        .map(|(r, l)| ((*r).to_owned(), *l))
+        .collect();
+    assert_eq!(found, expected);
+    let human = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
+    assert!(
+        text(&human.stderr)
+            .contains("1 PyTorchJob(s) in 1 file(s) linted: 0 errors, 0 warnings, 6 infos")
+    );
+}
+
+#[test]
+fn lint_errors_exit_1_and_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  cleanPodPolicy: None
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: trainer
+              image: img
+",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let out = rdmagen(&["lint", p]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    for (rule, line) in [("RDG068", 5), ("RDG064", 8), ("RDG066", 11)] {
+        assert!(stdout.contains(&format!("[{rule}]")), "{rule}: {stdout}");
+        assert!(
+            stdout.contains(&format!("{p}:{line}:")),
+            "{rule} at {line}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn github_format_writes_workflow_annotations() {
+    let out = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--format", "github"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l
+            .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG031 ")),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 6);
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let plain = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
+    assert!(!plain.stdout.contains(&0x1b), "piped output must be plain");
+    let always = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--color", "always"]);
+    assert!(text(&always.stdout).contains("\x1b[1;36minfo[RDG031]\x1b[0m"));
+    let never = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--color", "never"]);
+    assert!(!never.stdout.contains(&0x1b));
+}
+
+#[test]
+fn deny_warnings_turns_warnings_into_failure() {
+    let ex = "examples/aistudio-roce-4gpu-forced";
+    assert_eq!(rdmagen(&["validate", ex]).status.code(), Some(0));
+    let out = rdmagen(&["validate", ex, "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("warning[RDG013]"));
+}
+
+#[test]
+fn validate_checks_everything_and_writes_nothing() {
+    let out = rdmagen(&["validate", "examples"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("11 job(s) checked: 0 errors, 1 warning, 1 info"));
+    let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(json(&bad)["findings"][0]["rule"], "RDG020");
+}
+
+#[test]
+fn rules_lists_the_catalogue_and_explain_prints_one() {
+    let out = rdmagen(&["rules"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), CATALOGUE.len());
+    for rule in CATALOGUE {
+        assert!(stdout.contains(rule.id), "{}", rule.id);
+    }
+    let out = rdmagen(&["explain", "rdg020"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("RDG020 (error): the job sets NCCL_IB_TC"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Source: seed 000"), "{stdout}");
+    let out = rdmagen(&["explain", "RDG02"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("did you mean RDG002?"));
+}
+
+#[test]
+fn schema_prints_the_committed_schemas() {
+    for (which, file) in [
+        ("job", "job.schema.json"),
+        ("pool", "pool.schema.json"),
+        ("pytorchjob", "pytorchjob.schema.json"),
+    ] {
+        let out = rdmagen(&["schema", which]);
+        assert!(out.status.success());
+        let committed = std::fs::read(root().join("schemas").join(file)).unwrap();
+        assert_eq!(out.stdout, committed, "{which}");
+    }
+}
