@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::check::verify::{Problem, Verifier};
 use crate::check::{Findings, Rule};
+use crate::dockerfile;
 use crate::error::Error;
 use crate::plan::{self, Decision, Plan};
 use crate::render::{self, Renderer};
@@ -51,11 +52,14 @@ pub struct Outcome {
 
 impl Outcome {
     /// All manifests as one multi-document YAML stream, jobs in input order.
+    /// Dockerfiles are only written with `-o`.
     pub fn stream(&self) -> String {
         let docs: Vec<&str> = self
             .jobs
             .iter()
-            .flat_map(|j| j.files.iter().map(|f| f.text.as_str()))
+            .flat_map(|j| j.files.iter())
+            .filter(|f| f.path.ends_with(".yaml"))
+            .map(|f| f.text.as_str())
             .collect();
         docs.join("---\n")
     }
@@ -212,6 +216,25 @@ fn render_one(
         }
         files.push(OutputFile {
             path: format!("{}/{file}", plan.name),
+            text,
+        });
+    }
+    if let Some(build) = &plan.image_build {
+        let text = build.dockerfile(&plan.name);
+        let broken = dockerfile::unknown_instructions(&text);
+        if !broken.is_empty() {
+            let problems = broken
+                .into_iter()
+                .map(|(line, word)| Problem {
+                    rule: Rule::DockerfileShape,
+                    message: format!("line {line} starts with `{word}`"),
+                })
+                .collect();
+            report("Dockerfile", problems);
+            return None;
+        }
+        files.push(OutputFile {
+            path: format!("{}/Dockerfile", plan.name),
             text,
         });
     }

@@ -71,9 +71,15 @@ pub enum Rule {
     RunPolicyMisplaced,
     UnknownReplicaType,
     NotAPyTorchJob,
+    ImageNcclEnv,
+    ImageMissingPackages,
+    DpkgNotInstalled,
+    PinInvalid,
+    BaseImageInvalid,
     RenderedSchema,
     RenderedFidelity,
     TemplateError,
+    DockerfileShape,
 }
 
 /// One catalogue entry.
@@ -258,6 +264,21 @@ catalogue! {
     NotAPyTorchJob "RDG070" Error false,
         "a PyTorchJob has no spec.pytorchReplicaSpecs", "PyTorchJob CRD v1.9.0",
         "pytorchReplicaSpecs is required; without it there is nothing to run.";
+    ImageNcclEnv "RDG080" Warning false,
+        "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
+        "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. A baked-in NCCL_* overrides what the platform presets and what rdmagen writes for the pool; set NCCL variables per job instead.";
+    ImageMissingPackages "RDG081" Warning false,
+        "the Dockerfile installs none of some RDMA user-space packages", SEED_AISTUDIO,
+        "A custom image used with RDMA must contain infiniband-diags, perftest, ibverbs-providers, libibumad3, libibverbs1, libnl-3-200, libnl-route-3-200 and librdmacm1 (rdma-core names on dnf). Without them NCCL finds no verbs device and falls back to sockets. `rdmagen dockerfile` writes the install step.";
+    DpkgNotInstalled "RDG082" Error false,
+        "a captured dpkg -l shows an RDMA package not installed", SEED_AISTUDIO,
+        "AIStudio's check is `dpkg -l infiniband-diags perftest ibverbs-providers libibumad3 libibverbs1 libnl-3-200 libnl-route-3-200 librdmacm1`; every one must show `ii`.";
+    PinInvalid "RDG083" Error false,
+        "a pin file line is not a usable `name=version`", "rdmagen dockerfile --pin",
+        "Pins name one of the RDMA packages rdmagen installs for the family, and a version made of letters, digits and . + ~ : _ - only, so that nothing in a pin can reach the shell.";
+    BaseImageInvalid "RDG084" Error false,
+        "the base image is not a plain image reference, or its package family is unknown", "Dockerfile reference (FROM)",
+        "A base image is registry/name:tag[@digest]; a line break, space or shell character could add instructions to the Dockerfile. When neither the name nor the tag says Debian/Ubuntu (apt) or Rocky/Alma/CentOS/RHEL/Fedora (dnf), name the family.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";
@@ -266,7 +287,10 @@ catalogue! {
         "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
     TemplateError "RDG093" Error false,
         "a template failed to render", "templates/",
-        "A template refers to an undefined value or has a syntax error. Built-in templates never do; check templates given with --templates.";
+        "A template refers to an undefined value or has a syntax error. Built-in templates never do; check templates given with --templates or --template.";
+    DockerfileShape "RDG094" Error false,
+        "a rendered Dockerfile has a line that is not an instruction", "Dockerfile reference",
+        "Every logical line of a Dockerfile starts with an instruction (FROM, RUN, ENV, ...). A line that does not means a template or a value broke the file; nothing is written.";
 }
 
 impl RuleInfo {

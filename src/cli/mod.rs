@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod dockerfile;
 mod lint;
 mod output;
 mod render;
@@ -43,6 +44,10 @@ pub enum Command {
     Explain(rules::ExplainArgs),
     /// Print the JSON Schema of an input kind (job, pool) or of rendered PyTorchJobs.
     Schema(schema::SchemaArgs),
+    /// Print a Dockerfile snippet that installs and verifies the RDMA user space.
+    Dockerfile(dockerfile::DockerfileArgs),
+    /// Check Dockerfiles (and a captured dpkg -l) for missing RDMA packages and baked-in NCCL variables.
+    ImageCheck(dockerfile::ImageCheckArgs),
 }
 
 /// Whether stdout and stderr are terminals (false in tests).
@@ -90,6 +95,8 @@ pub fn run(
         Command::Rules(args) => rules::list(args, streams),
         Command::Explain(args) => rules::explain(args, streams),
         Command::Schema(args) => schema::run(args, streams),
+        Command::Dockerfile(args) => dockerfile::run(args, streams),
+        Command::ImageCheck(args) => dockerfile::image_check(args, streams),
     };
     match result {
         Ok(()) => 0,

@@ -3,6 +3,7 @@
 
 mod decision;
 mod hca;
+mod image_build;
 mod launcher;
 mod nccl_env;
 mod pod;
@@ -19,6 +20,7 @@ use crate::spec::job::{
 };
 
 pub use decision::Decision;
+pub use image_build::ImageBuildPlan;
 pub use resolve::{check_pool, resolve};
 
 /// Everything the templates need for one job, fully decided.
@@ -35,6 +37,9 @@ pub struct Plan {
     pub pod: Pod,
     /// PersistentVolume + PersistentVolumeClaim pairs to emit beside the job.
     pub storage: Vec<Storage>,
+    /// The job's Dockerfile, when it asks for one.
+    #[serde(skip)]
+    pub image_build: Option<ImageBuildPlan>,
     /// Why each choice was made, in the order they were made.
     #[serde(skip)]
     pub decisions: Vec<Decision>,

@@ -3,7 +3,7 @@
 use crate::check::{Findings, Rule};
 use crate::plan::decision::Decisions;
 use crate::plan::{
-    Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, launcher, nccl_env, pod, rdma,
+    Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
 };
 use crate::platform::{Profile, profile};
 use crate::source::Location;
@@ -94,6 +94,7 @@ pub fn resolve(
         ),
     );
     let run_policy = run_policy(&mut ctx);
+    let image_build = image_build::decide(&mut ctx);
 
     Plan {
         name: meta.name.clone(),
@@ -105,6 +106,7 @@ pub fn resolve(
         restart_policy: spec.restart_policy,
         pod,
         storage,
+        image_build,
         decisions: ctx.decisions.0,
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::dockerfile::{Family, PackageSet};
 use crate::spec::common::{ApiVersion, Metadata, ScalarString};
 
 /// A distributed PyTorch training job.
@@ -28,6 +29,7 @@ pub struct JobSpec {
     /// Name of the Pool the job runs on.
     pub pool: String,
     /// Container image; it must contain NCCL and, for RDMA, the RDMA user-space packages.
+    #[schemars(example = &"registry.example.com/team/trainer:1.0")]
     pub image: String,
     /// imagePullPolicy of the container.
     #[serde(default)]
@@ -97,6 +99,24 @@ pub struct JobSpec {
     /// Run pods in the host's network namespace (dnsPolicy becomes ClusterFirstWithHostNet).
     #[serde(default)]
     pub host_network: bool,
+    /// Also write DIR/<job>/Dockerfile: the base image plus the RDMA user-space install.
+    #[serde(default)]
+    pub image_build: Option<ImageBuild>,
+}
+
+/// How to build the job's image with the RDMA user space.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImageBuild {
+    /// Base image with a tag or digest, e.g. nvcr.io/nvidia/pytorch:24.10-py3.
+    #[schemars(example = &"nvcr.io/nvidia/pytorch:24.10-py3")]
+    pub base: String,
+    /// Packages: seed (the eight AIStudio lists), runtime, or diagnostics.
+    #[serde(default)]
+    pub set: PackageSet,
+    /// apt or dnf, when the base image's name does not tell.
+    #[serde(default)]
+    pub family: Option<Family>,
 }
 
 fn default_rdma() -> String {

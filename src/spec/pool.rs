@@ -34,7 +34,7 @@ pub struct PoolSpec {
 }
 
 /// Platforms whose conventions rdmagen knows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
     /// A self-built cluster: rdmagen writes every NCCL variable the pool implies.

@@ -158,7 +158,10 @@ fn schema_prints_the_committed_schemas() {
     ] {
         let out = rdmagen(&["schema", which]);
         assert!(out.status.success());
-        let committed = std::fs::read(root().join("schemas").join(file)).unwrap();
-        assert_eq!(out.stdout, committed, "{which}");
+        let committed = std::fs::read_to_string(root().join("schemas").join(file)).unwrap();
+        assert!(
+            text(&out.stdout) == committed,
+            "`rdmagen schema {which}` differs from schemas/{file}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 mod bad_inputs;
 mod determinism;
+mod dockerfile;
 mod golden;
 mod lint_and_report;
 mod render_options;

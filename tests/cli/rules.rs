@@ -1,11 +1,12 @@
 //! Every rule in the catalogue has a test that triggers it and one that shows it
 //! silent on the corrected input.
 //!
-//! tests/rules/<ID>.yaml triggers the rule; tests/rules/<ID>.ok.yaml is the same input
-//! with the mistake fixed. Each file starts with
+//! tests/rules/<ID>.<ext> triggers the rule; tests/rules/<ID>.ok.<ext> is the same input
+//! with the mistake fixed (<ext> is yaml, Dockerfile, pins, txt or j2, whatever the
+//! command reads). Each file starts with
 //!
 //! ```text
-//! # run: validate|lint|render [extra arguments]
+//! # run: <command> [arguments that come before the file]
 //! # expect: at <line>        (trigger files only: the line the finding points at)
 //! ```
 
@@ -41,18 +42,15 @@ fn findings(file: &str) -> (i32, Vec<Value>, Header) {
         std::fs::read_to_string(root().join(file)).unwrap_or_else(|_| panic!("{file} is missing"));
     let h = header(&source, file);
     let mut args: Vec<&str> = h.args.iter().map(String::as_str).collect();
-    args.extend(["--format", "json", file]);
+    args.extend([file, "--format", "json"]);
     let out = rdmagen(&args);
-    // validate and lint print findings on stdout; render on stderr.
-    let stream = if h.args[0] == "render" {
-        &out.stderr
-    } else {
-        &out.stdout
-    };
+    // Commands whose stdout is their product print findings on stderr.
+    let to_stderr = matches!(h.args[0].as_str(), "render" | "dockerfile");
+    let stream = if to_stderr { &out.stderr } else { &out.stdout };
     let body = text(stream);
     let start = body
         .find('{')
-        .unwrap_or_else(|| panic!("{file}: no JSON in output:\n{body}"));
+        .unwrap_or_else(|| panic!("{file}: no JSON in output:\n{body}\n{}", text(&out.stderr)));
     let end = body.rfind('}').unwrap() + 1;
     let doc: Value =
         serde_json::from_str(&body[start..end]).unwrap_or_else(|e| panic!("{file}: {e}\n{body}"));
@@ -62,14 +60,22 @@ fn findings(file: &str) -> (i32, Vec<Value>, Header) {
 
 #[test]
 fn every_rule_triggers_and_stays_silent_when_fixed() {
+    let files: Vec<String> = std::fs::read_dir(root().join("tests/rules"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let find = |stem: &str| {
+        files
+            .iter()
+            .find(|f| f.rsplit_once('.').is_some_and(|(s, _)| s == stem))
+            .map(|f| format!("tests/rules/{f}"))
+    };
     let mut missing = Vec::new();
     for rule in CATALOGUE {
-        let bad = format!("tests/rules/{}.yaml", rule.id);
-        let good = format!("tests/rules/{}.ok.yaml", rule.id);
-        if !root().join(&bad).exists() || !root().join(&good).exists() {
+        let (Some(bad), Some(good)) = (find(rule.id), find(&format!("{}.ok", rule.id))) else {
             missing.push(rule.id);
             continue;
-        }
+        };
         let (code, found, h) = findings(&bad);
         let hit = found.iter().find(|f| f["rule"] == rule.id);
         let hit = hit.unwrap_or_else(|| panic!("{bad}: {} not reported; got {found:#?}", rule.id));

@@ -21,12 +21,13 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Every example directory, sorted.
+/// Every example directory holding Job/Pool YAML, sorted (examples/dockerfile holds
+/// inputs of `rdmagen dockerfile` instead).
 pub fn examples() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .expect("examples/ exists")
         .map(|e| e.expect("readable").path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && tree(p).iter().any(|(name, _)| name.ends_with(".yaml")))
         .collect();
     dirs.sort();
     dirs

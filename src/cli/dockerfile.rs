@@ -1,0 +1,186 @@
+//! `rdmagen dockerfile` and `rdmagen image-check`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{ArgGroup, Args};
+
+use super::Streams;
+use super::output::{Format, OutputArgs, summary, write_findings};
+use crate::check::{Findings, Rule};
+use crate::dockerfile::{self, Family, Install, PackageSet, Pins, base_image, image_check};
+use crate::error::Error;
+use crate::platform::profile;
+use crate::source::{Location, Sources};
+use crate::spec::load::display_name;
+use crate::spec::pool::Platform;
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).multiple(true).args(["base", "family"])))]
+pub struct DockerfileArgs {
+    /// Base image: decides the package family, and is the FROM line with --full.
+    #[arg(long, value_name = "IMAGE")]
+    pub base: Option<String>,
+    /// Package family, when the base image does not tell it (or to override it).
+    #[arg(long, value_enum)]
+    pub family: Option<Family>,
+    /// Which packages: the seed's eight, the NCCL runtime minimum, or runtime plus diagnostics.
+    #[arg(long, value_enum, default_value_t = PackageSet::Seed)]
+    pub set: PackageSet,
+    /// Pin versions from a file of `name=version` lines.
+    #[arg(long, value_name = "FILE")]
+    pub pin: Option<PathBuf>,
+    /// Render your own Dockerfile template; `{{ rdma_install() }}` expands to the snippet.
+    #[arg(long, value_name = "FILE", conflicts_with = "full")]
+    pub template: Option<PathBuf>,
+    /// Print a complete Dockerfile (FROM the base image, then the snippet).
+    #[arg(long, requires = "base")]
+    pub full: bool,
+    #[command(flatten)]
+    pub report: OutputArgs,
+}
+
+pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    if let Some(base) = &args.base {
+        base_image::check_reference(base).map_err(|e| Error::Usage(format!("--base: {e}")))?;
+        if args.full || args.template.is_some() {
+            base_image::check_tagged(base).map_err(|e| Error::Usage(format!("--base: {e}")))?;
+        }
+    }
+    let family = dockerfile::family_for(args.base.as_deref(), args.family).map_err(Error::Usage)?;
+    let mut findings = Findings::default();
+    let mut sources = Sources::default();
+    let pins = match &args.pin {
+        None => Pins::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let name = display_name(path);
+            sources.add(name.clone(), Arc::from(text.as_str()));
+            match Pins::parse(&text, family) {
+                Ok(pins) => pins,
+                Err(errors) => {
+                    for e in errors {
+                        let at = Location {
+                            file: name.clone(),
+                            line: e.line,
+                            column: e.column,
+                        };
+                        findings.at(Rule::PinInvalid, e.message, at);
+                    }
+                    Pins::default()
+                }
+            }
+        }
+    };
+    let install = Install {
+        family,
+        set: args.set,
+        pins,
+    };
+    let text = if findings.is_empty() {
+        produce(args, &install, &mut findings, &mut sources)?
+    } else {
+        None
+    };
+    let color = args.report.colored(io.terminal.stderr);
+    write_findings(io.err, &findings, &sources, args.report.format, color);
+    super::verdict(&findings, &args.report, "; nothing was printed")?;
+    if let Some(text) = text {
+        write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
+    }
+    Ok(())
+}
+
+/// The Dockerfile text, or None when a user template failed (findings say why).
+fn produce(
+    args: &DockerfileArgs,
+    install: &Install,
+    findings: &mut Findings,
+    sources: &mut Sources,
+) -> Result<Option<String>, Error> {
+    let Some(path) = &args.template else {
+        return Ok(Some(match &args.base {
+            Some(base) if args.full => install.full(
+                base,
+                &format!("# {base} with the RDMA user space, written by rdmagen.\n"),
+            ),
+            _ => install.snippet(),
+        }));
+    };
+    let source = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let name = display_name(path);
+    sources.add(name.clone(), Arc::from(source.as_str()));
+    let at = |line: usize| Location {
+        file: name.clone(),
+        line: line.max(1),
+        column: 1,
+    };
+    match install.render_template(args.base.as_deref(), &name, &source) {
+        Ok(text) => {
+            for (line, word) in dockerfile::unknown_instructions(&text) {
+                findings.at(
+                    Rule::DockerfileShape,
+                    format!(
+                        "rendered line {line} starts with `{word}`, not a Dockerfile instruction"
+                    ),
+                    at(1),
+                );
+            }
+            Ok(findings.is_empty().then_some(text))
+        }
+        Err(e) => {
+            findings.at(
+                Rule::TemplateError,
+                format!("{e:#}"),
+                at(e.line().unwrap_or(1)),
+            );
+            Ok(None)
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ImageCheckArgs {
+    /// Dockerfiles to check.
+    #[arg(required = true, value_name = "DOCKERFILE")]
+    pub dockerfiles: Vec<PathBuf>,
+    /// A captured `dpkg -l` from the image; every seed package must be `ii`.
+    #[arg(long, value_name = "FILE")]
+    pub dpkg: Option<PathBuf>,
+    /// The platform the image runs on; decides which NCCL variables it presets.
+    #[arg(long, value_enum, default_value_t = Platform::Generic)]
+    pub platform: Platform,
+    #[command(flatten)]
+    pub report: OutputArgs,
+}
+
+pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let mut findings = Findings::default();
+    let mut sources = Sources::default();
+    let profile = profile(args.platform);
+    let mut checked = 0;
+    for path in &args.dockerfiles {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let name = display_name(path);
+        sources.add(name.clone(), Arc::from(text.as_str()));
+        image_check::dockerfile(&name, &text, profile, &mut findings);
+        checked += 1;
+    }
+    if let Some(path) = &args.dpkg {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let name = display_name(path);
+        sources.add(name.clone(), Arc::from(text.as_str()));
+        image_check::dpkg_capture(&name, &text, &mut findings);
+    }
+    findings.sort();
+    let color = args.report.colored(io.terminal.stdout);
+    write_findings(io.out, &findings, &sources, args.report.format, color);
+    if args.report.format == Format::Human {
+        let _ = writeln!(
+            io.err,
+            "{checked} Dockerfile(s) checked: {}",
+            summary(&findings)
+        );
+    }
+    super::verdict(&findings, &args.report, "")
+}

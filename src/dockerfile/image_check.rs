@@ -1,0 +1,277 @@
+//! `image-check`: what an existing Dockerfile (and a captured `dpkg -l`) says about an
+//! image's fitness for RDMA training. Seed 000: custom images need the RDMA packages,
+//! and images migrated from other platforms may carry preset variables that break
+//! training.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::check::nccl_vars::{self, EnvFacts};
+use crate::check::{Findings, Rule};
+use crate::dockerfile::packages::{Family, PackageSet, packages};
+use crate::dockerfile::{base_image, instructions};
+use crate::platform::Profile;
+use crate::source::Location;
+use crate::spec::pool::Fabric;
+
+/// Check one Dockerfile's text.
+pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findings: &mut Findings) {
+    let at = |line: usize| Location {
+        file: name.clone(),
+        line,
+        column: 1,
+    };
+    let steps = instructions(text);
+    let mut family = None;
+    let mut installed: Vec<String> = Vec::new();
+    let mut first_from = None;
+    for (line, word, rest) in &steps {
+        match word.as_str() {
+            "FROM" => {
+                let image = rest
+                    .split_whitespace()
+                    .find(|w| !w.starts_with("--"))
+                    .unwrap_or_default();
+                family = family.or_else(|| base_image::family_of(image));
+                first_from.get_or_insert(*line);
+            }
+            "ENV" => {
+                for (var, value) in env_pairs(rest) {
+                    if var.starts_with("NCCL_") {
+                        env_finding(&var, &value, profile, at(*line), findings);
+                    }
+                }
+            }
+            "RUN" => {
+                let (found, used) = install_words(rest);
+                installed.extend(found);
+                family = family.or(used);
+            }
+            _ => {}
+        }
+    }
+    let family = family.unwrap_or(Family::Apt);
+    let missing: Vec<&str> = packages(family, PackageSet::Seed)
+        .iter()
+        .copied()
+        .filter(|p| !installed.iter().any(|w| is_package(w, p, family)))
+        .collect();
+    if !missing.is_empty() {
+        findings.at(
+            Rule::ImageMissingPackages,
+            format!(
+                "no install line in this Dockerfile installs {} ({} names); unless the base image has them, RDMA will not work (seed 000)",
+                missing.join(", "),
+                family.name()
+            ),
+            at(first_from.unwrap_or(1)),
+        );
+    }
+}
+
+fn env_finding(
+    var: &str,
+    value: &str,
+    profile: &'static Profile,
+    at: Location,
+    findings: &mut Findings,
+) {
+    let preset = [Fabric::Roce, Fabric::Ib]
+        .iter()
+        .any(|f| profile.presets(*f, true, var));
+    let why = if preset {
+        format!(
+            "the {} platform presets it, and a baked-in value fights the platform's",
+            profile.name
+        )
+    } else {
+        "it silently overrides what rdmagen writes for the pool".to_owned()
+    };
+    findings.at(
+        Rule::ImageNcclEnv,
+        format!("the image bakes in {var}={value}; {why} (seed 000: migrated images may carry presets that break training)"),
+        at.clone(),
+    );
+    let facts = EnvFacts {
+        profile: Some(profile),
+        ..EnvFacts::default()
+    };
+    for (rule, message) in nccl_vars::check(var, value, &facts) {
+        if rule != Rule::DebugOnlyVariable {
+            findings.at(rule, message, at.clone());
+        }
+    }
+}
+
+/// `KEY=VALUE KEY2="a b"` or the legacy `KEY VALUE` form.
+fn env_pairs(rest: &str) -> Vec<(String, String)> {
+    let words = shell_words(rest);
+    match words.first() {
+        Some(first) if !first.contains('=') => {
+            vec![(first.clone(), words[1..].join(" "))]
+        }
+        _ => words
+            .iter()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    }
+}
+
+/// Split on whitespace, honouring double and single quotes (no escapes beyond `\"`).
+fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    let mut in_word = false;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') if chars.peek() == Some(&'"') => {
+                current.push('"');
+                chars.next();
+            }
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    words
+}
+
+/// Package words of `apt-get install`, `apt install`, `dnf install`, `yum install`,
+/// `microdnf install` commands in a RUN line, and the family they imply.
+fn install_words(run: &str) -> (Vec<String>, Option<Family>) {
+    let words = shell_words(run);
+    let mut found = Vec::new();
+    let mut family = None;
+    let mut i = 0;
+    while i < words.len() {
+        let tool = words[i].rsplit('/').next().unwrap_or_default();
+        let this = match tool {
+            "apt-get" | "apt" => Some(Family::Apt),
+            "dnf" | "yum" | "microdnf" => Some(Family::Dnf),
+            _ => None,
+        };
+        if let Some(f) = this
+            && let Some(offset) = words[i + 1..].iter().position(|w| w == "install")
+        {
+            family = family.or(Some(f));
+            let mut j = i + 1 + offset + 1;
+            while j < words.len() && !matches!(words[j].as_str(), "&&" | "||" | ";" | "|") {
+                let w = words[j].trim_end_matches(';');
+                if !w.starts_with('-') && !w.is_empty() && w != "\\" {
+                    found.push(w.to_owned());
+                }
+                if words[j].ends_with(';') {
+                    break;
+                }
+                j += 1;
+            }
+            i = j;
+        }
+        i += 1;
+    }
+    (found, family)
+}
+
+/// Whether an install word names `package` (apt `name=version`, dnf `name-version`).
+fn is_package(word: &str, package: &str, family: Family) -> bool {
+    let name = match family {
+        Family::Apt => word.split('=').next().unwrap_or_default(),
+        Family::Dnf => word,
+    };
+    name == package
+        || (family == Family::Dnf
+            && name
+                .strip_prefix(package)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())))
+}
+
+/// Check a captured `dpkg -l` against the seed's packages: each must be `ii`.
+pub fn dpkg_capture(name: &Arc<str>, text: &str, findings: &mut Findings) {
+    let mut status: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut parts = line.split_whitespace();
+        let (Some(state), Some(pkg)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let is_state = state.len() <= 3 && state.chars().all(|c| c.is_ascii_alphabetic());
+        if is_state {
+            let pkg = pkg.split(':').next().unwrap_or_default();
+            status.insert(pkg.to_owned(), (state.to_owned(), i + 1));
+        }
+    }
+    for package in packages(Family::Apt, PackageSet::Seed) {
+        let (message, line) = match status.get(*package) {
+            Some((state, _)) if state == "ii" => continue,
+            Some((state, line)) => (
+                format!("{package} is `{state}`, not installed (`ii`)"),
+                *line,
+            ),
+            None => (
+                format!("{package} is not in the dpkg -l capture: not installed"),
+                1,
+            ),
+        };
+        findings.at(
+            Rule::DpkgNotInstalled,
+            message,
+            Location {
+                file: name.clone(),
+                line,
+                column: 1,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_forms() {
+        assert_eq!(
+            env_pairs("A=1 B=\"x y\""),
+            [("A".into(), "1".into()), ("B".into(), "x y".into())]
+        );
+        assert_eq!(
+            env_pairs("NCCL_DEBUG INFO"),
+            [("NCCL_DEBUG".into(), "INFO".into())]
+        );
+    }
+
+    #[test]
+    fn install_lines() {
+        let (words, family) = install_words(
+            "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libibverbs1=44.0-2 perftest && rm -rf /x",
+        );
+        assert_eq!(words, ["libibverbs1=44.0-2", "perftest"]);
+        assert_eq!(family, Some(Family::Apt));
+        let (words, family) =
+            install_words("dnf install -y rdma-core libibverbs-54.0 && dnf clean all");
+        assert_eq!(words, ["rdma-core", "libibverbs-54.0"]);
+        assert_eq!(family, Some(Family::Dnf));
+        assert!(is_package("libibverbs-54.0", "libibverbs", Family::Dnf));
+        assert!(!is_package("libibverbs-utils", "libibverbs", Family::Dnf));
+        assert!(is_package("libibverbs1=44.0-2", "libibverbs1", Family::Apt));
+    }
+}
