@@ -199,7 +199,7 @@ fn render_one(
                     file,
                     vec![Problem {
                         rule: Rule::TemplateError,
-                        message: format!("{template}: {e:#}"),
+                        message: format!("{template}: {e}"),
                     }],
                 );
                 return None;

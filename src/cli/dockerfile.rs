@@ -131,7 +131,7 @@ fn produce(
         Err(e) => {
             findings.at(
                 Rule::TemplateError,
-                format!("{e:#}"),
+                e.to_string(),
                 at(e.line().unwrap_or(1)),
             );
             Ok(None)
