@@ -1,7 +1,8 @@
 //! Errors that stop a command, each carrying its exit code.
 //!
-//! Exit codes: 0 success; 1 inputs were read but are invalid (rule errors); 2 usage,
-//! I/O or YAML syntax errors. Findings are never reported with the failure code.
+//! Exit codes: 0 success; 1 inputs were read but are invalid (rule errors), or
+//! `--check`/`diff` found differences; 2 usage, I/O or YAML syntax errors, and any
+//! input error during `--check` (so 1 always means "differences" there).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -16,13 +17,16 @@ pub enum Error {
     /// The command line asks for something impossible.
     Usage(String),
     /// Findings were reported (already printed by the caller): `errors` of them fail
-    /// the run (warnings too under --deny-warnings); `syntax` when a file could not
-    /// be parsed; `consequence` says what was not done, e.g. "; nothing was written".
+    /// the run (warnings too under --deny-warnings); `code` is 2 when a file could not
+    /// be parsed or when 1 already means "differences" (`--check`), else 1;
+    /// `consequence` says what was not done, e.g. "; nothing was written".
     Findings {
         errors: usize,
-        syntax: bool,
+        code: i32,
         consequence: &'static str,
     },
+    /// `--check` or `diff` found differences (already printed).
+    Differences { summary: String },
 }
 
 impl Error {
@@ -37,8 +41,8 @@ impl Error {
     pub fn code(&self) -> i32 {
         match self {
             Error::Io { .. } | Error::Usage(_) => 2,
-            Error::Findings { syntax: true, .. } => 2,
-            Error::Findings { .. } => 1,
+            Error::Findings { code, .. } => *code,
+            Error::Differences { .. } => 1,
         }
     }
 }
@@ -48,6 +52,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Usage(message) => f.write_str(message),
+            Error::Differences { summary } => write!(f, "{summary}"),
             Error::Findings {
                 errors,
                 consequence,

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod dockerfile;
 pub mod emit;
 pub mod error;
+pub mod golden;
 pub mod pipeline;
 pub mod plan;
 pub mod platform;

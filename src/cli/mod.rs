@@ -1,6 +1,8 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod diff;
+mod diff_output;
 mod dockerfile;
 mod lint;
 mod output;
@@ -22,7 +24,8 @@ use crate::error::Error;
 /// existing manifests.
 ///
 /// Exit codes: 0 success; 1 findings fail the run (rule errors, or warnings with
-/// --deny-warnings); 2 usage, I/O or YAML syntax errors.
+/// --deny-warnings), or `render --check` / `diff` found differences; 2 usage, I/O or
+/// YAML syntax errors, and input errors under `render --check`.
 #[derive(Debug, Parser)]
 #[command(name = "rdmagen", version, about, long_about)]
 pub struct Cli {
@@ -38,6 +41,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Check existing PyTorchJob manifests against every rule a manifest alone can show.
     Lint(lint::LintArgs),
+    /// Compare two manifest files or directories, line by line and structurally.
+    Diff(diff::DiffArgs),
     /// List the rule catalogue.
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
@@ -92,6 +97,7 @@ pub fn run(
         Command::Render(args) => render::run(args, streams),
         Command::Validate(args) => validate::run(args, streams),
         Command::Lint(args) => lint::run(args, streams),
+        Command::Diff(args) => diff::run(args, streams),
         Command::Rules(args) => rules::list(args, streams),
         Command::Explain(args) => rules::explain(args, streams),
         Command::Schema(args) => schema::run(args, streams),
@@ -100,6 +106,11 @@ pub fn run(
     };
     match result {
         Ok(()) => 0,
+        // Differences are an outcome, not a failure: their summary is the message.
+        Err(Error::Differences { summary }) => {
+            let _ = writeln!(streams.err, "{summary}");
+            1
+        }
         Err(e) => {
             let _ = writeln!(streams.err, "error: {e}");
             e.code()
@@ -120,6 +131,16 @@ fn verdict(
     output: &output::OutputArgs,
     consequence: &'static str,
 ) -> Result<(), Error> {
+    verdict_with(findings, output, consequence, 1)
+}
+
+/// Like [`verdict`], with the exit code for failing findings that are not syntax errors.
+fn verdict_with(
+    findings: &Findings,
+    output: &output::OutputArgs,
+    consequence: &'static str,
+    code: i32,
+) -> Result<(), Error> {
     if !output.failed(findings) {
         return Ok(());
     }
@@ -130,7 +151,11 @@ fn verdict(
     };
     Err(Error::Findings {
         errors: findings.errors() + warnings,
-        syntax: findings.has_syntax_errors(),
+        code: if findings.has_syntax_errors() {
+            2
+        } else {
+            code
+        },
         consequence,
     })
 }

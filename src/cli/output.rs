@@ -14,6 +14,8 @@ use crate::source::Sources;
 pub enum Format {
     /// rustc-style text with the offending line.
     Human,
+    /// One line per finding (or per changed file).
+    Brief,
     /// One JSON document with every finding.
     Json,
     /// GitHub Actions annotations (`::error file=…,line=…::…`).
@@ -74,6 +76,16 @@ pub fn write_findings(
             for f in findings.iter() {
                 let text = report::human(f, sources);
                 let _ = writeln!(w, "{}", if color { paint(&text, f) } else { text });
+            }
+        }
+        Format::Brief => {
+            for f in findings.iter() {
+                let info = f.rule.info();
+                let at = f
+                    .location
+                    .as_ref()
+                    .map_or(String::new(), |l| format!("{l}: "));
+                let _ = writeln!(w, "{at}{}[{}]: {}", info.severity, info.id, f.message);
             }
         }
         Format::Json => {
@@ -147,13 +159,13 @@ fn github(f: &Finding) -> String {
 }
 
 /// GitHub workflow commands: data escapes %, CR, LF; properties also `:` and `,`.
-fn escape_data(s: &str) -> String {
+pub fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-fn escape_property(s: &str) -> String {
+pub fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 

@@ -1,15 +1,17 @@
 //! `rdmagen render`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::Streams;
+use super::diff_output::{self, Labels};
 use super::output::{OutputArgs, write_findings};
 use crate::emit;
 use crate::error::Error;
-use crate::pipeline::{self, Outcome, Request};
+use crate::golden::{self, Status};
+use crate::pipeline::{self, Outcome, OutputFile, Request};
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -28,8 +30,52 @@ pub struct RenderArgs {
     /// Print every decision and its reason (to stderr when manifests go to stdout).
     #[arg(long)]
     pub explain: bool,
+    /// Compare with DIR instead of writing it: exit 0 when identical, 1 when anything
+    /// differs (missing and stale files included), 2 on errors.
+    #[arg(
+        long,
+        requires = "output",
+        group = "mode",
+        help_heading = "Golden files"
+    )]
+    pub check: bool,
+    /// Write DIR and report what changed; the only way to write when CI is set.
+    #[arg(
+        long,
+        requires = "output",
+        group = "mode",
+        help_heading = "Golden files"
+    )]
+    pub bless: bool,
+    /// With --bless, delete files in DIR that no input renders.
+    #[arg(long, requires = "bless", help_heading = "Golden files")]
+    pub prune: bool,
+    /// Also print a structural summary of differences (on by default on a terminal).
+    #[arg(long, help_heading = "Golden files")]
+    pub semantic: bool,
     #[command(flatten)]
     pub report: OutputArgs,
+}
+
+/// What `render -o DIR` does with DIR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Write,
+    Check,
+    Bless,
+}
+
+impl RenderArgs {
+    /// With CI set, a plain `-o DIR` compares instead of writing (--bless writes).
+    fn mode(&self) -> Mode {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        match (self.check, self.bless) {
+            (true, _) => Mode::Check,
+            (_, true) => Mode::Bless,
+            _ if ci => Mode::Check,
+            _ => Mode::Write,
+        }
+    }
 }
 
 pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -38,6 +84,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         pools: args.pools.clone(),
         templates: args.templates.clone(),
     };
+    let mode = args.mode();
     let outcome = pipeline::run(&request)?;
     let color = args.report.colored(io.terminal.stderr);
     write_findings(
@@ -47,7 +94,14 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         args.report.format,
         color,
     );
-    super::verdict(&outcome.findings, &args.report, "; nothing was written")?;
+    // Under --check, 1 means "differences": input errors exit 2.
+    let code = if mode == Mode::Check { 2 } else { 1 };
+    super::verdict_with(
+        &outcome.findings,
+        &args.report,
+        "; nothing was written",
+        code,
+    )?;
     if args.explain {
         let target: &mut dyn Write = if args.output.is_some() {
             &mut *io.out
@@ -56,17 +110,17 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         };
         explain(&outcome, target);
     }
-    match &args.output {
-        None => {
-            write!(io.out, "{}", outcome.stream())
-                .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
-        }
-        Some(dir) => {
-            let files: Vec<_> = outcome
-                .jobs
-                .iter()
-                .flat_map(|j| j.files.iter().cloned())
-                .collect();
+    let Some(dir) = &args.output else {
+        return write!(io.out, "{}", outcome.stream())
+            .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e));
+    };
+    let files: Vec<OutputFile> = outcome
+        .jobs
+        .iter()
+        .flat_map(|j| j.files.iter().cloned())
+        .collect();
+    match mode {
+        Mode::Write => {
             let written = emit::write_tree(dir, &files)?;
             let _ = writeln!(
                 io.err,
@@ -77,8 +131,75 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 written.updated,
                 written.unchanged
             );
+            Ok(())
         }
+        Mode::Check => check(args, dir, &files, io),
+        Mode::Bless => bless(args, dir, &files, io),
     }
+}
+
+fn check(
+    args: &RenderArgs,
+    dir: &Path,
+    files: &[OutputFile],
+    io: &mut Streams<'_>,
+) -> Result<(), Error> {
+    if !args.check {
+        let _ = writeln!(
+            io.err,
+            "CI is set: comparing with {} instead of writing (pass --bless to write)",
+            dir.display()
+        );
+    }
+    let cmp = golden::compare::against_dir(dir, files)?;
+    let label = dir.to_string_lossy();
+    let labels = Labels {
+        old: &label,
+        new: "rendered",
+        new_is_dir: false,
+    };
+    let semantic = args.semantic || io.terminal.stdout;
+    let color = args.report.colored(io.terminal.stdout);
+    diff_output::write(io.out, &cmp, &labels, args.report.format, semantic, color);
+    if cmp.is_clean() {
+        let _ = writeln!(io.err, "{}", cmp.summary());
+        Ok(())
+    } else {
+        Err(Error::Differences {
+            summary: cmp.summary(),
+        })
+    }
+}
+
+fn bless(
+    args: &RenderArgs,
+    dir: &Path,
+    files: &[OutputFile],
+    io: &mut Streams<'_>,
+) -> Result<(), Error> {
+    let before = golden::compare::against_dir(dir, files)?;
+    let blessed = golden::bless(dir, files, args.prune)?;
+    for f in before.changed() {
+        let what = match f.status {
+            Status::Differs => "updated",
+            Status::Missing => "created",
+            Status::Stale if blessed.pruned => "deleted",
+            Status::Stale => "stale (kept; --prune deletes it)",
+            Status::Same => continue,
+        };
+        let _ = writeln!(io.err, "{what}: {}", dir.join(&f.path).display());
+    }
+    let w = &blessed.written;
+    let _ = writeln!(
+        io.err,
+        "blessed {}: {} created, {} updated, {} unchanged, {} {}",
+        dir.display(),
+        w.created,
+        w.updated,
+        w.unchanged,
+        blessed.stale.len(),
+        if blessed.pruned { "deleted" } else { "stale" }
+    );
     Ok(())
 }
 

@@ -1,66 +1,37 @@
 //! Every example renders, validates against the upstream CRD, and matches golden/.
 //!
 //! After an intended change, re-bless with `RDMAGEN_BLESS=1 cargo test --test cli golden`
-//! (it writes golden/ through rdmagen's own renderer and emitter) and review the diff.
+//! (it runs `rdmagen render --bless --prune` per example) and review the diff.
 
-use std::path::Path;
+use crate::support::{examples, rdmagen, root, text, tree};
 
-use rdmagen::pipeline::{self, Request};
-
-use crate::support::{examples, root, tree};
-
-fn render_example(dir: &Path) -> Vec<pipeline::OutputFile> {
-    let outcome = pipeline::run(&Request {
-        inputs: vec![dir.to_path_buf()],
-        ..Request::default()
-    })
-    .expect("example renders");
-    assert_eq!(
-        outcome.findings.errors(),
-        0,
-        "{}: {:?}",
-        dir.display(),
-        outcome.findings
-    );
-    outcome.jobs.into_iter().flat_map(|j| j.files).collect()
-}
-
+/// Each example is checked through `render --check`, the path users' CI takes; with
+/// RDMAGEN_BLESS set it is blessed (and pruned) instead.
 #[test]
 fn examples_match_golden_files() {
     let bless = std::env::var_os("RDMAGEN_BLESS").is_some();
-    let golden_root = root().join("golden");
     let mut expected_dirs = Vec::new();
     for example in examples() {
         let name = example.file_name().unwrap().to_string_lossy().into_owned();
-        let golden = golden_root.join(&name);
-        let files = render_example(&example);
-        assert!(!files.is_empty(), "{name} renders no job");
-        if bless {
-            let _ = std::fs::remove_dir_all(&golden);
-            rdmagen::emit::write_tree(&golden, &files).expect("bless writes golden");
-        }
-        let on_disk = tree(&golden);
-        let mut rendered: Vec<(String, Vec<u8>)> = files
-            .iter()
-            .map(|f| (f.path.clone(), f.text.clone().into_bytes()))
-            .collect();
-        rendered.sort();
-        for ((path, want), (got_path, got)) in on_disk.iter().zip(&rendered) {
-            assert_eq!(path, got_path, "{name}: file list differs");
-            assert!(
-                want == got,
-                "{name}/{path} differs from its golden file; re-bless if intended:\n{}",
-                String::from_utf8_lossy(got)
-            );
-        }
-        assert_eq!(
-            on_disk.len(),
-            rendered.len(),
-            "{name}: number of files differs"
+        let ex = format!("examples/{name}");
+        let golden = format!("golden/{name}");
+        let mode: &[&str] = if bless {
+            &["--bless", "--prune"]
+        } else {
+            &["--check"]
+        };
+        let mut args = vec!["render", ex.as_str(), "-o", golden.as_str()];
+        args.extend_from_slice(mode);
+        let out = rdmagen(&args);
+        assert!(
+            out.status.success(),
+            "{name}: golden/{name} differs from the rendered output; re-bless if intended:\n{}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
         );
         expected_dirs.push(name);
     }
-    let mut found_dirs: Vec<String> = std::fs::read_dir(&golden_root)
+    let mut found_dirs: Vec<String> = std::fs::read_dir(root().join("golden"))
         .expect("golden/ exists")
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name != "dockerfile")

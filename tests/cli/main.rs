@@ -4,6 +4,7 @@ mod bad_inputs;
 mod determinism;
 mod dockerfile;
 mod golden;
+mod golden_review;
 mod lint_and_report;
 mod render_options;
 mod rules;

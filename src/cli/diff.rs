@@ -1,0 +1,56 @@
+//! `rdmagen diff OLD NEW`: the same review output as `render --check`, for any two
+//! manifest files or directories.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Streams;
+use super::diff_output::{self, Labels};
+use super::output::OutputArgs;
+use crate::error::Error;
+use crate::golden::compare;
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old manifest file or directory.
+    pub old: PathBuf,
+    /// The new manifest file or directory.
+    pub new: PathBuf,
+    /// Also print a structural summary (on by default on a terminal).
+    #[arg(long)]
+    pub semantic: bool,
+    #[command(flatten)]
+    pub report: OutputArgs,
+}
+
+pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let cmp = compare::paths(&args.old, &args.new)?;
+    let both_files = args.old.is_file();
+    let old = args.old.to_string_lossy();
+    let new = args.new.to_string_lossy();
+    let labels = if both_files {
+        Labels {
+            old: "",
+            new: &new,
+            new_is_dir: false,
+        }
+    } else {
+        Labels {
+            old: &old,
+            new: &new,
+            new_is_dir: true,
+        }
+    };
+    let semantic = args.semantic || io.terminal.stdout;
+    let color = args.report.colored(io.terminal.stdout);
+    diff_output::write(io.out, &cmp, &labels, args.report.format, semantic, color);
+    if cmp.is_clean() {
+        let _ = writeln!(io.err, "{}", cmp.summary());
+        Ok(())
+    } else {
+        Err(Error::Differences {
+            summary: cmp.summary(),
+        })
+    }
+}

@@ -1,0 +1,165 @@
+//! Compare rendered files with what a directory holds (golden files), or two trees.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use walkdir::WalkDir;
+
+use crate::error::Error;
+use crate::pipeline::OutputFile;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Same,
+    /// Both sides have the file, with different bytes.
+    Differs,
+    /// Rendered, but not in the directory.
+    Missing,
+    /// In the directory, but nothing renders it.
+    Stale,
+}
+
+#[derive(Debug, Clone)]
+pub struct FileDiff {
+    /// Relative to the compared directory.
+    pub path: String,
+    pub status: Status,
+    /// The directory's (golden) text.
+    pub old: Option<String>,
+    /// The rendered text.
+    pub new: Option<String>,
+}
+
+/// The outcome of a comparison, files sorted by path.
+#[derive(Debug, Default)]
+pub struct Comparison {
+    pub files: Vec<FileDiff>,
+}
+
+impl Comparison {
+    pub fn count(&self, status: Status) -> usize {
+        self.files.iter().filter(|f| f.status == status).count()
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.files.iter().all(|f| f.status == Status::Same)
+    }
+
+    pub fn changed(&self) -> impl Iterator<Item = &FileDiff> {
+        self.files.iter().filter(|f| f.status != Status::Same)
+    }
+
+    /// `12 checked, 2 differ, 1 missing, 0 stale`
+    pub fn summary(&self) -> String {
+        format!(
+            "{} checked, {} differ, {} missing, {} stale",
+            self.files.len() - self.count(Status::Stale),
+            self.count(Status::Differs),
+            self.count(Status::Missing),
+            self.count(Status::Stale)
+        )
+    }
+
+    fn from_maps(old: BTreeMap<String, String>, mut new: BTreeMap<String, String>) -> Self {
+        let mut files = Vec::new();
+        for (path, old_text) in old {
+            let diff = match new.remove(&path) {
+                Some(new_text) if new_text == old_text => FileDiff {
+                    path,
+                    status: Status::Same,
+                    old: Some(old_text),
+                    new: Some(new_text),
+                },
+                Some(new_text) => FileDiff {
+                    path,
+                    status: Status::Differs,
+                    old: Some(old_text),
+                    new: Some(new_text),
+                },
+                None => FileDiff {
+                    path,
+                    status: Status::Stale,
+                    old: Some(old_text),
+                    new: None,
+                },
+            };
+            files.push(diff);
+        }
+        files.extend(new.into_iter().map(|(path, text)| FileDiff {
+            path,
+            status: Status::Missing,
+            old: None,
+            new: Some(text),
+        }));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Comparison { files }
+    }
+}
+
+/// Rendered files against the files under `dir` (a missing `dir` holds nothing).
+pub fn against_dir(dir: &Path, rendered: &[OutputFile]) -> Result<Comparison, Error> {
+    let old = read_tree(dir)?;
+    let new = rendered
+        .iter()
+        .map(|f| (f.path.clone(), f.text.clone()))
+        .collect();
+    Ok(Comparison::from_maps(old, new))
+}
+
+/// Two trees, or two files (compared under the new file's name).
+pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
+    if old.is_file() && new.is_file() {
+        let name = new.to_string_lossy().into_owned();
+        let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
+        let old_map = BTreeMap::from([(name.clone(), lossy(read(old)?))]);
+        let new_map = BTreeMap::from([(name, lossy(read(new)?))]);
+        return Ok(Comparison::from_maps(old_map, new_map));
+    }
+    for p in [old, new] {
+        if !p.is_dir() {
+            let kind = if p.exists() {
+                "is not a directory while the other is"
+            } else {
+                "does not exist"
+            };
+            return Err(Error::Usage(format!("{}: {kind}", p.display())));
+        }
+    }
+    Ok(Comparison::from_maps(read_tree(old)?, read_tree(new)?))
+}
+
+/// Every file below `dir` by relative path, skipping rdmagen's staging directories.
+pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, String>, Error> {
+    let mut out = BTreeMap::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let walker = WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            !e.file_name()
+                .to_string_lossy()
+                .starts_with(".rdmagen-staging")
+        });
+    for entry in walker {
+        let entry = entry.map_err(|e| Error::io(dir, e.into()))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        out.insert(rel, lossy(bytes));
+    }
+    Ok(out)
+}
+
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}

@@ -1,0 +1,296 @@
+//! Structural diff of Kubernetes YAML: documents matched by identity, named lists
+//! (env, containers, volumes, volumeMounts, ports) matched by `name`, each change
+//! reported at its path, e.g.
+//! `spec.pytorchReplicaSpecs.Worker.template.spec.containers[pytorch].env[NCCL_IB_GID_INDEX].value`.
+
+use std::fmt;
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Added,
+    Removed,
+    Modified,
+    /// Same named items, other order.
+    Reordered,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Change {
+    pub path: String,
+    pub kind: Kind,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let none = String::new();
+        let (old, new) = (
+            self.old.as_ref().unwrap_or(&none),
+            self.new.as_ref().unwrap_or(&none),
+        );
+        match self.kind {
+            Kind::Modified => write!(f, "± {}: {old} → {new}", self.path),
+            Kind::Added => write!(f, "+ {}: {new}", self.path),
+            Kind::Removed => write!(f, "- {}: {old}", self.path),
+            Kind::Reordered => write!(f, "⇆ {}: {old} → {new}", self.path),
+        }
+    }
+}
+
+/// Structural changes from `old` to `new` (multi-document YAML).
+pub fn changes(old: &str, new: &str) -> Result<Vec<Change>, String> {
+    let old_docs = parse(old)?;
+    let new_docs = parse(new)?;
+    let mut out = Vec::new();
+    let keyed = old_docs
+        .iter()
+        .chain(&new_docs)
+        .all(|d| identity(d).is_some());
+    let several = old_docs.len() > 1 || new_docs.len() > 1;
+    if keyed {
+        for d in &old_docs {
+            let id = identity(d).unwrap_or_default();
+            let prefix = if several {
+                format!("{id}: ")
+            } else {
+                String::new()
+            };
+            match new_docs
+                .iter()
+                .find(|n| identity(n).as_deref() == Some(id.as_str()))
+            {
+                Some(n) => walk(&prefix, d, n, &mut out),
+                None => out.push(change(&id, Kind::Removed, Some(d), None)),
+            }
+        }
+        for n in &new_docs {
+            let id = identity(n).unwrap_or_default();
+            if !old_docs
+                .iter()
+                .any(|d| identity(d).as_deref() == Some(id.as_str()))
+            {
+                out.push(change(&id, Kind::Added, None, Some(n)));
+            }
+        }
+    } else {
+        for i in 0..old_docs.len().max(new_docs.len()) {
+            let prefix = if several {
+                format!("document {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            match (old_docs.get(i), new_docs.get(i)) {
+                (Some(o), Some(n)) => walk(&prefix, o, n, &mut out),
+                (Some(o), None) => out.push(change(
+                    &format!("document {}", i + 1),
+                    Kind::Removed,
+                    Some(o),
+                    None,
+                )),
+                (None, Some(n)) => out.push(change(
+                    &format!("document {}", i + 1),
+                    Kind::Added,
+                    None,
+                    Some(n),
+                )),
+                (None, None) => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse(text: &str) -> Result<Vec<Value>, String> {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let docs: Vec<Value> =
+        serde_saphyr::from_str_multiple_with_options(text, options).map_err(|e| e.to_string())?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// `apiVersion/kind/[namespace/]name`, as dyff and kubectl identify objects.
+fn identity(doc: &Value) -> Option<String> {
+    let api = doc["apiVersion"].as_str()?;
+    let kind = doc["kind"].as_str()?;
+    let name = doc["metadata"]["name"].as_str()?;
+    Some(match doc["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{api}/{kind}/{ns}/{name}"),
+        None => format!("{api}/{kind}/{name}"),
+    })
+}
+
+fn change(path: &str, kind: Kind, old: Option<&Value>, new: Option<&Value>) -> Change {
+    Change {
+        path: path.to_owned(),
+        kind,
+        old: old.map(compact),
+        new: new.map(compact),
+    }
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// `a.b`, or `a["x.y/z"]` for keys that would be ambiguous after a dot.
+fn join(path: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    if !plain {
+        return format!(
+            "{}[{}]",
+            path.trim_end_matches(": "),
+            compact(&Value::from(key))
+        );
+    }
+    if path.is_empty() || path.ends_with(": ") {
+        format!("{path}{key}")
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn walk(path: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (k, ov) in o {
+                match n.get(k) {
+                    Some(nv) => walk(&join(path, k), ov, nv, out),
+                    None => out.push(change(&join(path, k), Kind::Removed, Some(ov), None)),
+                }
+            }
+            for (k, nv) in n {
+                if !o.contains_key(k) {
+                    out.push(change(&join(path, k), Kind::Added, None, Some(nv)));
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(n)) => match (names(o), names(n)) {
+            (Some(on), Some(nn)) => named_lists(path, o, &on, n, &nn, out),
+            _ => {
+                for i in 0..o.len().max(n.len()) {
+                    let at = format!("{}[{i}]", path.trim_end_matches(": "));
+                    match (o.get(i), n.get(i)) {
+                        (Some(ov), Some(nv)) => walk(&at, ov, nv, out),
+                        (Some(ov), None) => out.push(change(&at, Kind::Removed, Some(ov), None)),
+                        (None, Some(nv)) => out.push(change(&at, Kind::Added, None, Some(nv))),
+                        (None, None) => {}
+                    }
+                }
+            }
+        },
+        _ if old != new => out.push(change(
+            path.trim_end_matches(": "),
+            Kind::Modified,
+            Some(old),
+            Some(new),
+        )),
+        _ => {}
+    }
+}
+
+/// The `name` of every item, when every item is a mapping with a unique string name.
+fn names(items: &[Value]) -> Option<Vec<&str>> {
+    let names: Vec<&str> = items
+        .iter()
+        .map(|i| i["name"].as_str())
+        .collect::<Option<_>>()?;
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    (sorted.len() == names.len() && !names.is_empty()).then_some(names)
+}
+
+fn named_lists(
+    path: &str,
+    o: &[Value],
+    on: &[&str],
+    n: &[Value],
+    nn: &[&str],
+    out: &mut Vec<Change>,
+) {
+    let common_old: Vec<&str> = on.iter().copied().filter(|x| nn.contains(x)).collect();
+    let common_new: Vec<&str> = nn.iter().copied().filter(|x| on.contains(x)).collect();
+    if common_old != common_new {
+        out.push(Change {
+            path: path.trim_end_matches(": ").to_owned(),
+            kind: Kind::Reordered,
+            old: Some(compact(&Value::from(common_old.clone()))),
+            new: Some(compact(&Value::from(common_new))),
+        });
+    }
+    let base = path.trim_end_matches(": ");
+    for (item, name) in o.iter().zip(on) {
+        let at = format!("{base}[{name}]");
+        match nn.iter().position(|x| x == name) {
+            Some(j) => walk(&at, item, &n[j], out),
+            None => out.push(change(&at, Kind::Removed, Some(item), None)),
+        }
+    }
+    for (item, name) in n.iter().zip(nn) {
+        if !on.contains(name) {
+            out.push(change(
+                &format!("{base}[{name}]"),
+                Kind::Added,
+                None,
+                Some(item),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: pytorch\n      env:\n        - {name: A, value: \"1\"}\n        - {name: GID, value: \"3\"}\n";
+
+    #[test]
+    fn named_items_and_paths() {
+        let new = OLD.replace("\"3\"", "\"5\"");
+        let c = changes(OLD, &new).unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            c[0].to_string(),
+            "± spec.containers[pytorch].env[GID].value: \"3\" → \"5\""
+        );
+    }
+
+    #[test]
+    fn reorder_is_not_removal_plus_addition() {
+        let new = OLD.replace(
+            "- {name: A, value: \"1\"}\n        - {name: GID, value: \"3\"}",
+            "- {name: GID, value: \"3\"}\n        - {name: A, value: \"1\"}",
+        );
+        let c = changes(OLD, &new).unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].kind, Kind::Reordered);
+        assert_eq!(
+            c[0].to_string(),
+            "⇆ spec.containers[pytorch].env: [\"A\",\"GID\"] → [\"GID\",\"A\"]"
+        );
+    }
+
+    #[test]
+    fn added_and_removed_items_and_documents() {
+        let new = OLD.replace("        - {name: A, value: \"1\"}\n", "")
+            + "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n";
+        let c: Vec<String> = changes(OLD, &new)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "- v1/Pod/p: spec.containers[pytorch].env[A]: {\"name\":\"A\",\"value\":\"1\"}",
+                "+ v1/Service/s: {\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}}",
+            ]
+        );
+    }
+}
