@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::check::{Findings, Rule, manifest};
+use crate::check::{Findings, manifest};
 use crate::error::Error;
-use crate::source::{Location, Sources};
+use crate::source::Sources;
 use crate::spec::load::{display_name, document_value, yaml_files};
 use crate::spec::tree::parse_documents;
 
@@ -39,17 +39,7 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
     let docs = match parse_documents(&name, &text) {
         Ok(docs) => docs,
         Err(e) => {
-            let rule = if e.duplicate_key {
-                Rule::DuplicateKey
-            } else {
-                Rule::YamlSyntax
-            };
-            let at = Location {
-                file: name,
-                line: e.line,
-                column: e.column,
-            };
-            report.findings.at(rule, e.message, at);
+            e.report(name, &mut report.findings);
             return;
         }
     };

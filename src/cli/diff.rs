@@ -42,15 +42,5 @@ pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             new_is_dir: true,
         }
     };
-    let semantic = args.semantic || io.terminal.stdout;
-    let color = args.report.colored(io.terminal.stdout);
-    diff_output::write(io.out, &cmp, &labels, args.report.format, semantic, color);
-    if cmp.is_clean() {
-        let _ = writeln!(io.err, "{}", cmp.summary());
-        Ok(())
-    } else {
-        Err(Error::Differences {
-            summary: cmp.summary(),
-        })
-    }
+    diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
 }

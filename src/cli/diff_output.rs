@@ -60,6 +60,28 @@ fn join(prefix: &str, path: &str) -> String {
     }
 }
 
+/// Print a comparison in the chosen format (the structural summary with --semantic or
+/// on a terminal); differences become the run's outcome (exit 1).
+pub fn report(
+    io: &mut super::Streams<'_>,
+    cmp: &Comparison,
+    labels: &Labels<'_>,
+    args: &super::output::OutputArgs,
+    semantic: bool,
+) -> Result<(), crate::error::Error> {
+    let semantic = semantic || io.terminal.stdout;
+    let color = args.colored(io.terminal.stdout);
+    write(io.out, cmp, labels, args.format, semantic, color);
+    if cmp.is_clean() {
+        let _ = writeln!(io.err, "{}", cmp.summary());
+        Ok(())
+    } else {
+        Err(crate::error::Error::Differences {
+            summary: cmp.summary(),
+        })
+    }
+}
+
 pub fn write(
     w: &mut dyn Write,
     cmp: &Comparison,

@@ -158,17 +158,7 @@ fn check(
         new: "rendered",
         new_is_dir: false,
     };
-    let semantic = args.semantic || io.terminal.stdout;
-    let color = args.report.colored(io.terminal.stdout);
-    diff_output::write(io.out, &cmp, &labels, args.report.format, semantic, color);
-    if cmp.is_clean() {
-        let _ = writeln!(io.err, "{}", cmp.summary());
-        Ok(())
-    } else {
-        Err(Error::Differences {
-            summary: cmp.summary(),
-        })
-    }
+    diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
 }
 
 fn bless(

@@ -11,7 +11,7 @@ pub mod packages;
 pub mod pins;
 
 use minijinja::value::Value;
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment};
 use serde::Serialize;
 
 pub use packages::{Family, PackageSet};
@@ -112,19 +112,9 @@ impl Install {
     }
 }
 
-/// Dockerfiles are not YAML: no escaping, but undefined values are errors and the
-/// final newline is kept.
+/// Dockerfiles are not YAML: no escaping (every value is checked before it gets here).
 fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    let mut syntax = minijinja::syntax::SyntaxConfig::builder();
-    syntax
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .keep_trailing_newline(true);
-    if let Ok(config) = syntax.build() {
-        env.set_syntax(config);
-    }
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    let mut env = crate::render::strict_environment();
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env
 }

@@ -35,14 +35,7 @@ pub struct Renderer {
 impl Renderer {
     /// Embedded templates, each replaced by `DIR/<name>` when `overrides` holds one.
     pub fn new(overrides: Option<&Path>) -> Result<Self, Error> {
-        let mut env = Environment::new();
-        let mut syntax = minijinja::syntax::SyntaxConfig::builder();
-        syntax
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .keep_trailing_newline(true);
-        env.set_syntax(syntax.build().map_err(|e| Error::Usage(e.to_string()))?);
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        let mut env = strict_environment();
         env.set_auto_escape_callback(|_| AutoEscape::Custom("yaml".into()));
         env.set_formatter(format_value);
         for (name, embedded) in EMBEDDED {
@@ -61,6 +54,22 @@ impl Renderer {
         let t = self.env.get_template(template)?;
         t.render(minijinja::context! { job => Value::from(minijinja::value::Serde(plan)) })
     }
+}
+
+/// A template environment as rdmagen uses them: block tags leave no blank lines, the
+/// final newline is kept, and an undefined value is an error, never an empty string.
+pub fn strict_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    let mut syntax = minijinja::syntax::SyntaxConfig::builder();
+    syntax
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true);
+    if let Ok(config) = syntax.build() {
+        env.set_syntax(config);
+    }
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env
 }
 
 fn read(path: &PathBuf) -> Result<String, Error> {

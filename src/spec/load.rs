@@ -73,17 +73,7 @@ impl Inputs {
         let docs = match parse_documents(&name, &text) {
             Ok(docs) => docs,
             Err(e) => {
-                let rule = if e.duplicate_key {
-                    Rule::DuplicateKey
-                } else {
-                    Rule::YamlSyntax
-                };
-                let location = crate::source::Location {
-                    file: name,
-                    line: e.line,
-                    column: e.column,
-                };
-                findings.at(rule, e.message, location);
+                e.report(name, findings);
                 return;
             }
         };

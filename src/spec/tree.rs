@@ -169,6 +169,24 @@ pub struct SyntaxError {
     pub duplicate_key: bool,
 }
 
+impl SyntaxError {
+    /// This error as a finding of `file`: RDG002 for a duplicate key, else RDG001.
+    pub fn report(self, file: Arc<str>, findings: &mut crate::check::Findings) {
+        use crate::check::Rule;
+        let rule = if self.duplicate_key {
+            Rule::DuplicateKey
+        } else {
+            Rule::YamlSyntax
+        };
+        let at = Location {
+            file,
+            line: self.line,
+            column: self.column,
+        };
+        findings.at(rule, self.message, at);
+    }
+}
+
 /// Parse every document of `text`. Empty documents (a trailing `---`) are skipped.
 pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, SyntaxError> {
     let mut builder = Builder {
