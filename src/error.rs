@@ -24,6 +24,8 @@ pub enum Error {
         errors: usize,
         code: i32,
         consequence: &'static str,
+        /// The findings were printed as JSON or annotations: no trailing prose.
+        quiet: bool,
     },
     /// `--check` or `diff` found differences (already printed).
     Differences { summary: String },

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod diag;
 pub mod dockerfile;
 pub mod emit;
 pub mod error;

@@ -76,6 +76,15 @@ pub enum Rule {
     DpkgNotInstalled,
     PinInvalid,
     BaseImageInvalid,
+    DiagUnreadableLine,
+    PortNotActive,
+    MixedFabrics,
+    NoIpv4Gid,
+    GidIndexDisagrees,
+    GidIndexInPod,
+    NoManagementNic,
+    IbWithoutSm,
+    NothingDetected,
     RenderedSchema,
     RenderedFidelity,
     TemplateError,
@@ -279,6 +288,33 @@ catalogue! {
     BaseImageInvalid "RDG084" Error false,
         "the base image is not a plain image reference, or its package family is unknown", "Dockerfile reference (FROM)",
         "A base image is registry/name:tag[@digest]; a line break, space or shell character could add instructions to the Dockerfile. When neither the name nor the tag says Debian/Ubuntu (apt) or Rocky/Alma/CentOS/RHEL/Fedora (dnf), name the family.";
+    DiagUnreadableLine "RDG100" Warning false,
+        "a line of a capture could not be read", "reference/rdma-nccl.md §2 (output formats)",
+        "detect reads show_gids, ibstat, ibv_devinfo, rdma link show, ofed_info -s and dpkg -l output. A line that fits none of them is skipped; check that the capture is complete and unedited.";
+    PortNotActive "RDG101" Warning false,
+        "an RDMA port is not Active or not LinkUp", "infiniband-diags ibstat; NCCL net_ib/init.cc",
+        "NCCL only uses active ports. A port that is Down, Initializing or Polling is left out of the detected hcas; fix the cable, switch or subnet manager before training on it.";
+    MixedFabrics "RDG102" Warning false,
+        "the devices disagree on the fabric", SEED_AISTUDIO,
+        "Link layer Ethernet means RoCE, InfiniBand means IB (never ibv_devinfo's transport line, which says InfiniBand for RoCE too). A pool has one fabric; the minority devices are left out.";
+    NoIpv4Gid "RDG103" Warning false,
+        "a RoCE device has no RoCE v2 GID with an IPv4 address", NCCL_DOCS,
+        "NCCL over RoCE needs a GID to address the peer; its dynamic selection (and a fixed NCCL_IB_GID_INDEX) look for RoCE v2 with an IPv4-mapped address. A device without one has no IP on its netdev.";
+    GidIndexDisagrees "RDG104" Warning false,
+        "the RoCE v2 IPv4 GID index differs between devices", "NCCL_IB_GID_INDEX (NCCL docs; NVIDIA/nccl#890)",
+        "NCCL takes one global GID index for every device. When the devices' RoCE v2 IPv4 GIDs sit at different indices, no fixed value fits all; `gidIndex: auto` lets NCCL pick per device.";
+    GidIndexInPod "RDG105" Info false,
+        "the GID table was captured inside a pod", "NVIDIA/nccl#1573; multus-cni#1100",
+        "In a pod the GID table holds only the pod's addresses, at indices that differ from the host's and can change with the pod network. `gidIndex: auto` (NCCL's dynamic selection) is the safe choice.";
+    NoManagementNic "RDG106" Info false,
+        "no device carries the socket interface", SEED_CUBESTUDIO,
+        "The management NIC is the device whose netdev is NCCL_SOCKET_IFNAME (usually eth0 on mlx5_0); it stays out of NCCL_IB_HCA. When none matches, every device is taken as a data NIC.";
+    IbWithoutSm "RDG107" Warning false,
+        "an InfiniBand port has no LID or no subnet manager", "infiniband-diags ibstat",
+        "An active IB port gets a LID from the subnet manager; Base lid 0 or 65535, or SM lid 0, means no subnet manager answered and IB traffic will not flow.";
+    NothingDetected "RDG108" Error false,
+        "the captures describe no usable RDMA device", "reference/rdma-nccl.md §2",
+        "detect needs at least one of show_gids, ibstat, ibv_devinfo or rdma link show, naming a device whose link layer is known. `rdmagen detect --print-commands` prints what to capture.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";

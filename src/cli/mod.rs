@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod detect;
 mod diff;
 mod diff_output;
 mod dockerfile;
@@ -43,6 +44,8 @@ pub enum Command {
     Lint(lint::LintArgs),
     /// Compare two manifest files or directories, line by line and structurally.
     Diff(diff::DiffArgs),
+    /// Write a Pool from what a node says (show_gids, ibstat, ibv_devinfo, rdma link, dpkg -l).
+    Detect(detect::DetectArgs),
     /// List the rule catalogue.
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
@@ -98,6 +101,7 @@ pub fn run(
         Command::Validate(args) => validate::run(args, streams),
         Command::Lint(args) => lint::run(args, streams),
         Command::Diff(args) => diff::run(args, streams),
+        Command::Detect(args) => detect::run(args, streams),
         Command::Rules(args) => rules::list(args, streams),
         Command::Explain(args) => rules::explain(args, streams),
         Command::Schema(args) => schema::run(args, streams),
@@ -111,6 +115,7 @@ pub fn run(
             let _ = writeln!(streams.err, "{summary}");
             1
         }
+        Err(e @ Error::Findings { quiet: true, .. }) => e.code(),
         Err(e) => {
             let _ = writeln!(streams.err, "error: {e}");
             e.code()
@@ -157,5 +162,6 @@ fn verdict_with(
             code
         },
         consequence,
+        quiet: matches!(output.format, output::Format::Json | output::Format::Github),
     })
 }

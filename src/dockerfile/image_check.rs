@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::check::nccl_vars::{self, EnvFacts};
 use crate::check::{Findings, Rule};
+use crate::diag::dpkg;
 use crate::dockerfile::packages::{Family, PackageSet, packages};
 use crate::dockerfile::{base_image, instructions};
 use crate::platform::Profile;
@@ -209,14 +210,8 @@ fn is_package(word: &str, package: &str, family: Family) -> bool {
 pub fn dpkg_capture(name: &Arc<str>, text: &str, findings: &mut Findings) {
     let mut status: BTreeMap<String, (String, usize)> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
-        let mut parts = line.split_whitespace();
-        let (Some(state), Some(pkg)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let is_state = state.len() <= 3 && state.chars().all(|c| c.is_ascii_alphabetic());
-        if is_state {
-            let pkg = pkg.split(':').next().unwrap_or_default();
-            status.insert(pkg.to_owned(), (state.to_owned(), i + 1));
+        if let Some((state, package)) = dpkg::row(line) {
+            status.insert(package.to_owned(), (state.to_owned(), i + 1));
         }
     }
     for package in packages(Family::Apt, PackageSet::Seed) {

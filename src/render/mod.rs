@@ -13,11 +13,13 @@ use minijinja::{AutoEscape, Environment, Output, State, UndefinedBehavior};
 
 pub use yaml_scalar::{quote, scalar};
 
+use crate::diag::detect::PoolDraft;
 use crate::error::Error;
 use crate::plan::Plan;
 
 pub const PYTORCHJOB: &str = "pytorchjob.yaml.j2";
 pub const STORAGE: &str = "storage.yaml.j2";
+pub const POOL: &str = "pool.yaml.j2";
 
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -25,6 +27,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../templates/pytorchjob.yaml.j2"),
     ),
     (STORAGE, include_str!("../../templates/storage.yaml.j2")),
+    (POOL, include_str!("../../templates/pool.yaml.j2")),
 ];
 
 /// The template environment, built once per run.
@@ -38,6 +41,7 @@ impl Renderer {
         let mut env = strict_environment();
         env.set_auto_escape_callback(|_| AutoEscape::Custom("yaml".into()));
         env.set_formatter(format_value);
+        env.add_filter("comment", comment);
         for (name, embedded) in EMBEDDED {
             let source = match overrides.map(|dir| dir.join(name)) {
                 Some(path) if path.is_file() => read(&path)?,
@@ -53,6 +57,12 @@ impl Renderer {
     pub fn render(&self, template: &str, plan: &Plan) -> Result<String, minijinja::Error> {
         let t = self.env.get_template(template)?;
         t.render(minijinja::context! { job => Value::from(minijinja::value::Serde(plan)) })
+    }
+
+    /// Render the pool template for a detected pool.
+    pub fn render_pool(&self, pool: &PoolDraft) -> Result<String, minijinja::Error> {
+        let t = self.env.get_template(POOL)?;
+        t.render(minijinja::context! { pool => Value::from(minijinja::value::Serde(pool)) })
     }
 }
 
@@ -74,6 +84,16 @@ pub fn strict_environment() -> Environment<'static> {
 
 fn read(path: &PathBuf) -> Result<String, Error> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// Text for a `# ...` comment line: control characters (line breaks among them)
+/// become spaces, so a comment can never end early.
+fn comment(text: &str) -> Value {
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Value::from_safe_string(clean)
 }
 
 /// Writes every interpolated value as YAML: strings plain when unambiguous, otherwise double-quoted and escaped,

@@ -78,7 +78,8 @@ pub struct NetworkSpec {
     #[serde(default)]
     #[schemars(example = ["mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"])]
     pub hcas: Vec<String>,
-    /// The management (TCP) NIC, kept out of NCCL_IB_HCA. Default: mlx5_0.
+    /// The management (TCP) NIC's RDMA device, kept out of NCCL_IB_HCA. Default: mlx5_0;
+    /// `none` when the management NIC has no RDMA device.
     #[serde(default)]
     pub management_nic: Option<String>,
     /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME); in a pod usually eth0.

@@ -1,6 +1,7 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
 mod bad_inputs;
+mod detect;
 mod determinism;
 mod dockerfile;
 mod golden;

@@ -45,7 +45,7 @@ fn findings(file: &str) -> (i32, Vec<Value>, Header) {
     args.extend([file, "--format", "json"]);
     let out = rdmagen(&args);
     // Commands whose stdout is their product print findings on stderr.
-    let to_stderr = matches!(h.args[0].as_str(), "render" | "dockerfile");
+    let to_stderr = matches!(h.args[0].as_str(), "render" | "dockerfile" | "detect");
     let stream = if to_stderr { &out.stderr } else { &out.stdout };
     let body = text(stream);
     let start = body

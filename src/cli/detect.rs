@@ -1,0 +1,202 @@
+//! `rdmagen detect`: a Pool from what a node says.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::Streams;
+use super::output::{Format, OutputArgs, summary, write_findings};
+use crate::check::{Findings, Rule};
+use crate::diag::detect::{self, Options};
+use crate::diag::{Observations, capture, commands};
+use crate::error::Error;
+use crate::render::Renderer;
+use crate::source::Sources;
+use crate::spec::Inputs;
+use crate::spec::load::display_name;
+use crate::spec::pool::Platform;
+
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// A file holding several command outputs one after another (see --print-commands).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub capture: Vec<PathBuf>,
+    /// Output of show_gids.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub show_gids: Vec<PathBuf>,
+    /// Output of ibstat.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub ibstat: Vec<PathBuf>,
+    /// Output of ibv_devinfo (-v adds GIDs).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub ibv_devinfo: Vec<PathBuf>,
+    /// Output of rdma link show.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub rdma_link: Vec<PathBuf>,
+    /// Output of ofed_info -s.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub ofed_info: Vec<PathBuf>,
+    /// Output of dpkg -l (the seed's RDMA packages must be `ii`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub dpkg: Vec<PathBuf>,
+    /// Print the commands that capture everything detect reads, and exit.
+    #[arg(long)]
+    pub print_commands: bool,
+    /// Name of the Pool.
+    #[arg(long, default_value = "detected")]
+    pub name: String,
+    /// The platform the nodes belong to.
+    #[arg(long, value_enum, default_value_t = Platform::Generic)]
+    pub platform: Platform,
+    /// The interface NCCL bootstraps over; the device behind it is the management NIC.
+    #[arg(long, default_value = "eth0")]
+    pub socket_ifname: String,
+    /// GPUs per node (not in the captures).
+    #[arg(long, default_value_t = 8)]
+    pub gpus: u32,
+    /// The captures come from inside a pod: prefer NCCL's dynamic GID selection.
+    #[arg(long)]
+    pub in_pod: bool,
+    #[command(flatten)]
+    pub report: OutputArgs,
+}
+
+pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    if args.print_commands {
+        let _ = write!(io.out, "{}", commands::text());
+        return Ok(());
+    }
+    let files: Vec<&PathBuf> = [
+        &args.capture,
+        &args.show_gids,
+        &args.ibstat,
+        &args.ibv_devinfo,
+        &args.rdma_link,
+        &args.ofed_info,
+        &args.dpkg,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if files.is_empty() {
+        return Err(Error::Usage(
+            "give at least one capture (--capture, --show-gids, --ibstat, ...); --print-commands says how to take them".to_owned(),
+        ));
+    }
+    let mut obs = Observations::default();
+    let mut sources = Sources::default();
+    for path in files {
+        let (name, text) = read(path)?;
+        sources.add(name.clone(), Arc::from(text.as_str()));
+        capture::read(&mut obs, &name, &text);
+    }
+    let options = Options {
+        name: args.name.clone(),
+        platform: args.platform,
+        socket_ifname: args.socket_ifname.clone(),
+        gpus_per_node: args.gpus,
+        in_pod: args.in_pod,
+    };
+    let mut findings = Findings::default();
+    let draft = detect::detect(&obs, &options, &mut findings);
+    // A pool is printed whenever one was detected; findings (missing packages, say)
+    // still decide the exit code.
+    let pool = match &draft {
+        Some(d) => Some(verified(d, &mut findings)?),
+        None => None,
+    };
+    findings.sort();
+    let color = args.report.colored(io.terminal.stderr);
+    write_findings(io.err, &findings, &sources, args.report.format, color);
+    if args.report.format == Format::Human {
+        let what = draft.as_ref().map_or("no pool".to_owned(), |d| {
+            format!(
+                "{} pool `{}`, {} data NIC(s)",
+                d.fabric,
+                d.name,
+                d.hcas.len()
+            )
+        });
+        let _ = writeln!(io.err, "detected {what}: {}", summary(&findings));
+    }
+    if let Some(text) = pool {
+        write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
+    }
+    let consequence = if draft.is_some() {
+        ""
+    } else {
+        "; no pool was printed"
+    };
+    super::verdict(&findings, &args.report, consequence)
+}
+
+/// Render the pool and read it back through the normal loader: what detect prints is
+/// a Pool that validates against schemas/pool.schema.json.
+fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<String, Error> {
+    let renderer = Renderer::new(None)?;
+    let text = match renderer.render_pool(draft) {
+        Ok(t) => t,
+        Err(e) => {
+            findings.push(Rule::TemplateError, e.to_string(), None);
+            return Ok(String::new());
+        }
+    };
+    let mut check = Findings::default();
+    let mut inputs = Inputs::default();
+    inputs.load_text(Arc::from("<detected pool>"), text.clone(), &mut check);
+    if check.errors() > 0 || inputs.pools.len() != 1 {
+        for f in check.iter() {
+            findings.push(
+                Rule::RenderedSchema,
+                format!("detected pool: {}", f.message),
+                None,
+            );
+        }
+    }
+    Ok(text)
+}
+
+fn read(path: &PathBuf) -> Result<(Arc<str>, String), Error> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io(path, e))?;
+        return Ok((Arc::from("<stdin>"), text));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok((
+        display_name(path),
+        String::from_utf8_lossy(&bytes).into_owned(),
+    ))
+}

@@ -1,0 +1,410 @@
+//! Decide a Pool from what the captures say, and explain it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::check::{Findings, Rule};
+use crate::diag::{LinkLayer, Observations, Port, gid, natural_key};
+use crate::dockerfile::packages::{Family, PackageSet, packages};
+use crate::source::Location;
+use crate::spec::pool::{Fabric, Platform};
+
+/// What the user tells detect beyond the captures.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub name: String,
+    pub platform: Platform,
+    /// The pod's bootstrap interface; the device behind it is the management NIC.
+    pub socket_ifname: String,
+    /// GPUs per node (not in these captures; `nvidia-smi -L` tells).
+    pub gpus_per_node: u32,
+    /// The captures were taken inside a pod: GID indices there are not the host's.
+    pub in_pod: bool,
+}
+
+/// The pool detect writes, as the pool template lays it out.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolDraft {
+    pub name: String,
+    pub platform: &'static str,
+    pub gpus_per_node: u32,
+    pub fabric: &'static str,
+    pub hcas: Vec<String>,
+    pub socket_ifname: String,
+    /// A number, `auto`, or absent (InfiniBand, TCP).
+    pub gid_index: Option<serde_json::Value>,
+    pub management_nic: Option<String>,
+    /// Comment lines for the reader of the pool: what each value came from.
+    pub notes: Vec<String>,
+}
+
+struct Device<'a> {
+    name: &'a str,
+    ports: Vec<(u32, &'a Port)>,
+}
+
+impl Device<'_> {
+    fn netdevs(&self, obs: &Observations) -> BTreeSet<String> {
+        let mut n: BTreeSet<String> = self
+            .ports
+            .iter()
+            .filter_map(|(_, p)| p.netdev.clone())
+            .collect();
+        n.extend(
+            obs.gids
+                .iter()
+                .filter(|g| g.device == self.name)
+                .filter_map(|g| g.netdev.clone()),
+        );
+        n
+    }
+
+    fn fabric(&self, obs: &Observations) -> Option<(Fabric, Option<Location>)> {
+        if let Some((layer, at)) = self.ports.iter().find_map(|(_, p)| p.link_layer.clone()) {
+            let fabric = match layer {
+                LinkLayer::Ethernet => Fabric::Roce,
+                LinkLayer::InfiniBand => Fabric::Ib,
+            };
+            return Some((fabric, Some(at)));
+        }
+        // No link layer: RoCE v2 or IPv4-mapped GIDs only exist on Ethernet.
+        obs.gids
+            .iter()
+            .filter(|g| g.device == self.name)
+            .any(|g| g.version == Some(2) || gid::ipv4(&g.gid).is_some())
+            .then_some((Fabric::Roce, None))
+    }
+}
+
+pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) -> Option<PoolDraft> {
+    for (at, line) in &obs.unreadable {
+        findings.at(
+            Rule::DiagUnreadableLine,
+            format!("cannot read `{line}`; skipped"),
+            at.clone(),
+        );
+    }
+    let mut names: Vec<&str> = obs.ports.keys().map(|(d, _)| d.as_str()).collect();
+    names.extend(obs.gids.iter().map(|g| g.device.as_str()));
+    names.sort_by_key(|n| natural_key(n));
+    names.dedup();
+    let devices: Vec<Device<'_>> = names
+        .iter()
+        .map(|name| Device {
+            name,
+            ports: obs
+                .ports
+                .iter()
+                .filter(|((d, _), _)| d == name)
+                .map(|((_, p), port)| (*p, port))
+                .collect(),
+        })
+        .collect();
+    check_dpkg(obs, findings);
+    let first_file = || Location {
+        file: obs
+            .files
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "<none>".into()),
+        line: 1,
+        column: 1,
+    };
+    if devices.is_empty() {
+        findings.at(
+            Rule::NothingDetected,
+            "no RDMA device in the captures; capture show_gids, ibstat, ibv_devinfo or rdma link show",
+            first_file(),
+        );
+        return None;
+    }
+
+    let mut notes = Vec::new();
+    let management = devices
+        .iter()
+        .find(|d| d.netdevs(obs).contains(&options.socket_ifname))
+        .map(|d| d.name.to_owned());
+    match &management {
+        Some(m) => notes.push(format!("{m} carries {} (the socket interface): management NIC, kept out of hcas", options.socket_ifname)),
+        None => findings.at(
+            Rule::NoManagementNic,
+            format!(
+                "no device's netdev is {}; every device is taken as a data NIC (check --socket-ifname)",
+                options.socket_ifname
+            ),
+            first_file(),
+        ),
+    }
+
+    // The fabric is a property of the NICs, whatever their ports' state; only active
+    // ones become data NICs.
+    let mut candidates: Vec<(&Device<'_>, Fabric, bool)> = Vec::new();
+    let mut fabrics: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    for d in &devices {
+        if management.as_deref() == Some(d.name) {
+            continue;
+        }
+        let usable = ports_usable(d, findings);
+        match d.fabric(obs) {
+            Some((fabric, _)) => {
+                fabrics.entry(fabric.name()).or_default().push(d.name);
+                candidates.push((d, fabric, usable));
+            }
+            None => notes.push(format!(
+                "{}: no link layer in the captures; left out",
+                d.name
+            )),
+        }
+    }
+    let Some(fabric) = majority(&candidates) else {
+        findings.at(
+            Rule::NothingDetected,
+            "no device with a known link layer (Ethernet → RoCE, InfiniBand → IB)",
+            first_file(),
+        );
+        return None;
+    };
+    if fabrics.len() > 1 {
+        let detail: Vec<String> = fabrics
+            .iter()
+            .map(|(f, ds)| format!("{f}: {}", ds.join(", ")))
+            .collect();
+        let at = candidates
+            .iter()
+            .find(|(_, f, _)| *f != fabric)
+            .and_then(|(d, _, _)| d.fabric(obs).and_then(|(_, at)| at))
+            .unwrap_or_else(first_file);
+        findings.at(
+            Rule::MixedFabrics,
+            format!(
+                "devices disagree on the fabric ({}); the pool takes {} and leaves the others out",
+                detail.join("; "),
+                fabric.name()
+            ),
+            at,
+        );
+    }
+    let data: Vec<&Device<'_>> = candidates
+        .iter()
+        .filter(|(_, f, usable)| *f == fabric && *usable)
+        .map(|(d, _, _)| *d)
+        .collect();
+    for d in &data {
+        if fabric == Fabric::Ib {
+            check_subnet_manager(d, findings);
+        }
+    }
+    let hcas: Vec<String> = data.iter().map(|d| d.name.to_owned()).collect();
+    if hcas.is_empty() {
+        notes.push(format!(
+            "no active data NIC on {}: hcas is empty",
+            fabric.name()
+        ));
+    } else {
+        notes.push(format!(
+            "{} data NIC(s) on {}: {}",
+            hcas.len(),
+            fabric.name(),
+            hcas.join(", ")
+        ));
+    }
+    let gid_index = (fabric == Fabric::Roce)
+        .then(|| gid_index(obs, &data, options.in_pod, &mut notes, findings));
+    if let Some(ofed) = &obs.ofed {
+        notes.push(format!("driver stack: {ofed}"));
+    }
+    Some(PoolDraft {
+        name: options.name.clone(),
+        platform: platform_name(options.platform),
+        gpus_per_node: options.gpus_per_node,
+        fabric: fabric.name(),
+        hcas,
+        socket_ifname: options.socket_ifname.clone(),
+        gid_index,
+        // Written only when it is not the default mlx5_0; `none` when the management
+        // NIC has no RDMA device, so that an mlx5_0 data NIC is not mistaken for it.
+        management_nic: match management {
+            Some(m) if m == crate::spec::pool::DEFAULT_MANAGEMENT_NIC => None,
+            Some(m) => Some(m),
+            None => Some("none".to_owned()),
+        },
+        notes,
+    })
+}
+
+fn platform_name(p: Platform) -> &'static str {
+    match p {
+        Platform::Generic => "generic",
+        Platform::Aistudio => "aistudio",
+        Platform::Cubestudio => "cubestudio",
+        Platform::Cce => "cce",
+    }
+}
+
+/// Every port Active and LinkUp; otherwise a finding, and the device stays out.
+fn ports_usable(d: &Device<'_>, findings: &mut Findings) -> bool {
+    let mut usable = true;
+    for (n, p) in &d.ports {
+        let bad_state = p.state.as_ref().filter(|(s, _)| s != "Active");
+        let bad_phys = p.physical.as_ref().filter(|(s, _)| s != "LinkUp");
+        if let Some((what, at)) = bad_state.or(bad_phys) {
+            findings.at(
+                Rule::PortNotActive,
+                format!(
+                    "{}/{n} is {what}; left out of hcas (NCCL skips ports that are not active)",
+                    d.name
+                ),
+                at.clone(),
+            );
+            usable = false;
+        }
+    }
+    usable
+}
+
+/// An active IB port needs a LID and a subnet manager.
+fn check_subnet_manager(d: &Device<'_>, findings: &mut Findings) {
+    for (n, p) in &d.ports {
+        let no_lid = p.base_lid.is_some_and(|l| l == 0 || l == 65535);
+        let no_sm = p.sm_lid == Some(0);
+        if no_lid || no_sm {
+            let at = p.link_layer.as_ref().map(|(_, at)| at.clone());
+            if let Some(at) = at {
+                findings.at(
+                    Rule::IbWithoutSm,
+                    format!(
+                        "{}/{n} is InfiniBand without a LID or subnet manager (base lid {}, SM lid {})",
+                        d.name,
+                        p.base_lid.map_or("?".to_owned(), |l| l.to_string()),
+                        p.sm_lid.map_or("?".to_owned(), |l| l.to_string())
+                    ),
+                    at,
+                );
+            }
+        }
+    }
+}
+
+fn majority(data: &[(&Device<'_>, Fabric, bool)]) -> Option<Fabric> {
+    let roce = data.iter().filter(|(_, f, _)| *f == Fabric::Roce).count();
+    let ib = data.iter().filter(|(_, f, _)| *f == Fabric::Ib).count();
+    match (roce, ib) {
+        (0, 0) => None,
+        (r, i) if r >= i => Some(Fabric::Roce),
+        _ => Some(Fabric::Ib),
+    }
+}
+
+/// The RoCE v2, IPv4-mapped GID index each data device would use; one global index
+/// when they all agree (NCCL has one, NVIDIA/nccl#890), else `auto`.
+fn gid_index(
+    obs: &Observations,
+    data: &[&Device<'_>],
+    in_pod: bool,
+    notes: &mut Vec<String>,
+    findings: &mut Findings,
+) -> serde_json::Value {
+    let mut chosen: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+    let mut chosen_at: BTreeMap<u32, Location> = BTreeMap::new();
+    let mut shifted = false;
+    for d in data {
+        let rows: Vec<_> = obs.gids.iter().filter(|g| g.device == d.name).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        // A host's table starts at index 0 (the default link-local GID); a pod's
+        // starts where its network namespace's addresses begin.
+        shifted |= rows.iter().map(|g| g.index).min() > Some(0);
+        let netdevs = d.netdevs(obs);
+        let pick = rows
+            .iter()
+            .filter(|g| g.version == Some(2) && gid::ipv4(&g.gid).is_some())
+            .filter(|g| g.netdev.as_ref().is_none_or(|n| netdevs.contains(n)))
+            .min_by_key(|g| g.index);
+        match pick {
+            Some(g) => {
+                chosen.entry(g.index).or_default().push(d.name);
+                chosen_at.entry(g.index).or_insert_with(|| g.at.clone());
+            }
+            None => findings.at(
+                Rule::NoIpv4Gid,
+                format!("{} has no RoCE v2 GID with an IPv4 address; NCCL's dynamic selection finds nothing there either", d.name),
+                rows[0].at.clone(),
+            ),
+        }
+    }
+    let at = obs.gids.first().map(|g| g.at.clone());
+    match chosen.len() {
+        0 => {
+            notes.push(
+                "no RoCE v2 IPv4 GID seen: gidIndex left to NCCL's dynamic selection".to_owned(),
+            );
+            "auto".into()
+        }
+        1 if !(in_pod || shifted) => {
+            let (index, devices) = chosen
+                .iter()
+                .next()
+                .map(|(i, d)| (*i, d.len()))
+                .unwrap_or_default();
+            notes.push(format!(
+                "RoCE v2 IPv4 GID at index {index} on all {devices} data NIC(s)"
+            ));
+            index.into()
+        }
+        1 => {
+            if let Some(at) = at {
+                findings.at(
+                    Rule::GidIndexInPod,
+                    "captured inside a pod (GID indices are shifted there and change with the pod's network); gidIndex: auto lets NCCL pick the RoCE v2 IPv4 GID",
+                    at,
+                );
+            }
+            "auto".into()
+        }
+        _ => {
+            let detail: Vec<String> = chosen
+                .iter()
+                .map(|(i, ds)| format!("{i} on {}", ds.join(", ")))
+                .collect();
+            // Point at the row of the index the fewest devices use.
+            let rare = chosen
+                .iter()
+                .min_by_key(|(_, ds)| ds.len())
+                .map(|(i, _)| *i);
+            if let Some(at) = rare.and_then(|i| chosen_at.get(&i).cloned()).or(at) {
+                findings.at(
+                    Rule::GidIndexDisagrees,
+                    format!("the RoCE v2 IPv4 GID sits at different indices ({}); NCCL takes one global index, so gidIndex: auto", detail.join("; ")),
+                    at,
+                );
+            }
+            "auto".into()
+        }
+    }
+}
+
+fn check_dpkg(obs: &Observations, findings: &mut Findings) {
+    let Some(dpkg) = &obs.dpkg else { return };
+    let fallback = dpkg.values().next().map(|(_, at)| at.clone());
+    for package in packages(Family::Apt, PackageSet::Seed) {
+        match dpkg.get(*package) {
+            Some((state, _)) if state == "ii" => {}
+            Some((state, at)) => findings.at(
+                Rule::DpkgNotInstalled,
+                format!("{package} is `{state}`, not installed (`ii`)"),
+                at.clone(),
+            ),
+            None => {
+                if let Some(at) = &fallback {
+                    findings.at(
+                        Rule::DpkgNotInstalled,
+                        format!("{package} is not in the dpkg -l capture: not installed"),
+                        at.clone(),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! `rdmagen detect`: every reference sample and constructed captures, the detected
+//! pool in use, the capture commands, and robustness against arbitrary text.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use rdmagen::check::Findings;
+use rdmagen::diag::detect::{Options, detect};
+use rdmagen::diag::{Observations, capture};
+use rdmagen::spec::pool::Platform;
+use serde_json::Value;
+
+use crate::support::{rdmagen, root, text};
+
+struct Detected {
+    code: i32,
+    pool: Value,
+    /// (rule, line) of every finding.
+    findings: Vec<(String, u64)>,
+}
+
+fn run(args: &[&str]) -> Detected {
+    let mut all = vec!["detect"];
+    all.extend_from_slice(args);
+    all.extend(["--format", "json"]);
+    let out = rdmagen(&all);
+    let stderr = text(&out.stderr);
+    let report: Value = serde_json::from_str(&stderr).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let findings = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_owned(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let pool = if out.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_saphyr::from_str::<Value>(&text(&out.stdout)).expect("detect prints YAML")
+    };
+    Detected {
+        code: out.status.code().unwrap(),
+        pool,
+        findings,
+    }
+}
+
+fn capture(file: &str) -> Detected {
+    run(&["--capture", file])
+}
+
+fn net(d: &Detected) -> &Value {
+    &d.pool["spec"]["network"]
+}
+
+fn has(d: &Detected, rule: &str, line: u64) -> bool {
+    d.findings.iter().any(|(r, l)| r == rule && *l == line)
+}
+
+fn sample(name: &str) -> Option<String> {
+    let path = root().join("../shared/reference/diag-samples").join(name);
+    path.exists().then(|| path.to_str().unwrap().to_owned())
+}
+
+#[test]
+fn reference_samples() {
+    let Some(ibstat) = sample("ib-ibstat.txt") else {
+        eprintln!("skipped: ../shared/reference/diag-samples not found");
+        return;
+    };
+    let d = run(&["--ibstat", &ibstat]);
+    assert_eq!(d.code, 0);
+    assert_eq!(net(&d)["fabric"], "ib");
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_0"]),
+        "mlx5_1 is down"
+    );
+    assert!(net(&d).get("gidIndex").is_none(), "no GID index on IB");
+    assert!(has(&d, "RDG101", 30), "{:?}", d.findings);
+
+    let d = run(&["--ibv-devinfo", &sample("ib-ibv_devinfo.txt").unwrap()]);
+    assert_eq!(
+        net(&d)["fabric"],
+        "ib",
+        "from link_layer, not from `transport: InfiniBand`"
+    );
+    assert_eq!(net(&d)["hcas"], serde_json::json!([]));
+    assert!(has(&d, "RDG101", 15), "{:?}", d.findings);
+
+    let d = run(&["--rdma-link", &sample("roce-rdma-link.txt").unwrap()]);
+    assert_eq!(net(&d)["fabric"], "roce");
+    assert_eq!(net(&d)["hcas"], serde_json::json!(["mlx5_0", "mlx5_1"]));
+    assert_eq!(net(&d)["gidIndex"], "auto", "no GID table captured");
+
+    let d = run(&["--show-gids", &sample("roce-show_gids.txt").unwrap()]);
+    assert_eq!(net(&d)["fabric"], "roce");
+    assert_eq!(net(&d)["gidIndex"], 3, "the v2 row with an IPv4 address");
+    assert_eq!(d.code, 0);
+    assert!(
+        d.findings.iter().all(|(r, _)| r == "RDG106"),
+        "{:?}",
+        d.findings
+    );
+}
+
+#[test]
+fn roce_host_with_tabs_or_spaces() {
+    for file in [
+        "tests/diag/roce-host.txt",
+        "tests/diag/roce-host-spaces.txt",
+    ] {
+        let d = capture(file);
+        assert_eq!(d.code, 0, "{file}");
+        assert!(d.findings.is_empty(), "{file}: {:?}", d.findings);
+        assert_eq!(net(&d)["fabric"], "roce");
+        assert_eq!(
+            net(&d)["hcas"],
+            serde_json::json!(["mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"]),
+            "mlx5_0 carries eth0"
+        );
+        assert_eq!(net(&d)["gidIndex"], 3);
+        assert!(
+            net(&d).get("managementNic").is_none(),
+            "mlx5_0 is the default"
+        );
+    }
+}
+
+#[test]
+fn roce_in_a_pod_prefers_dynamic_gid_selection() {
+    let d = run(&[
+        "--show-gids",
+        "tests/diag/roce-pod.txt",
+        "--socket-ifname",
+        "eth0",
+    ]);
+    assert_eq!(net(&d)["gidIndex"], "auto");
+    assert!(has(&d, "RDG105", 4), "{:?}", d.findings);
+    let d = run(&["--show-gids", "tests/diag/roce-host.txt", "--in-pod"]);
+    assert_eq!(net(&d)["gidIndex"], "auto", "--in-pod says so explicitly");
+}
+
+#[test]
+fn ib_host() {
+    let d = capture("tests/diag/ib-host.txt");
+    assert_eq!(d.code, 0);
+    assert_eq!(net(&d)["fabric"], "ib");
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
+    );
+    assert_eq!(
+        net(&d)["managementNic"],
+        "none",
+        "eth0 is not an RDMA device here"
+    );
+    assert_eq!(d.findings, [("RDG106".to_owned(), 1)]);
+}
+
+#[test]
+fn mixed_fabrics_missing_sm_and_natural_order() {
+    let d = capture("tests/diag/mixed-fabrics.txt");
+    assert_eq!(net(&d)["fabric"], "ib");
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_2", "mlx5_10"]),
+        "mlx5_2 before mlx5_10"
+    );
+    assert!(has(&d, "RDG102", 22), "{:?}", d.findings);
+    assert!(has(&d, "RDG107", 8), "{:?}", d.findings);
+}
+
+#[test]
+fn gid_indices_that_disagree_and_devices_without_ipv4() {
+    let d = capture("tests/diag/gid-disagree.txt");
+    assert_eq!(net(&d)["gidIndex"], "auto");
+    assert!(has(&d, "RDG104", 7), "{:?}", d.findings);
+    assert!(has(&d, "RDG103", 12), "{:?}", d.findings);
+}
+
+#[test]
+fn missing_packages_damaged_lines_and_truncation() {
+    let d = capture("tests/diag/packages-and-damage.txt");
+    assert_eq!(d.code, 1, "missing RDMA packages are errors");
+    assert!(
+        has(&d, "RDG100", 4),
+        "the stray line, by number: {:?}",
+        d.findings
+    );
+    assert!(has(&d, "RDG082", 16), "librdmacm1 rc: {:?}", d.findings);
+    assert!(
+        d.findings.iter().any(|(r, _)| r == "RDG082"),
+        "perftest missing"
+    );
+    assert!(has(&d, "RDG101", 3), "mlx5_2 DOWN: {:?}", d.findings);
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_1"]),
+        "the pool is still printed"
+    );
+}
+
+#[test]
+fn nothing_to_detect_is_an_error_and_no_capture_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "# nothing here\n").unwrap();
+    let d = capture(empty.to_str().unwrap());
+    assert_eq!(d.code, 1);
+    assert_eq!(d.pool, Value::Null);
+    assert_eq!(d.findings[0].0, "RDG108");
+    assert_eq!(rdmagen(&["detect"]).status.code(), Some(2));
+}
+
+/// The detected pool, used with a job, renders the NCCL variables the capture implies.
+#[test]
+fn a_detected_pool_renders_what_the_capture_implies() {
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        "tests/diag/roce-host.txt",
+        "--name",
+        "lab-roce",
+    ]);
+    assert!(out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pool.yaml"), &out.stdout).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: probe}\nspec:\n  pool: lab-roce\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n",
+    )
+    .unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = rdmagen::check::verify::parse(&text(&out.stdout)).unwrap();
+    let env = docs[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+        ["env"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let get = |name: &str| {
+        env.iter()
+            .find(|v| v["name"] == name)
+            .map(|v| v["value"].clone())
+    };
+    assert_eq!(
+        get("NCCL_IB_HCA"),
+        Some("mlx5_1,mlx5_2,mlx5_3,mlx5_4".into())
+    );
+    assert_eq!(get("NCCL_IB_GID_INDEX"), Some("3".into()));
+    assert_eq!(get("NCCL_SOCKET_IFNAME"), Some("eth0".into()));
+    assert_eq!(get("NCCL_IB_DISABLE"), Some("0".into()));
+}
+
+/// The printed capture script's sysfs loop, run against a fake sysfs tree, produces
+/// lines detect reads (show_gids' format).
+#[test]
+fn the_capture_commands_work_on_a_fake_sysfs() {
+    let script = text(&rdmagen(&["detect", "--print-commands"]).stdout);
+    assert!(
+        script.contains("rdma link show")
+            && script.contains("ibstat")
+            && script.contains("dpkg -l infiniband-diags")
+    );
+    let start = script.find("for p in /sys/class/infiniband").unwrap();
+    let end = script[start..].find("\n  fi").unwrap() + start;
+    let dir = tempfile::tempdir().unwrap();
+    let sys = dir.path().join("infiniband");
+    for (dev, ndev, host) in [("mlx5_1", "eth1", 1), ("mlx5_2", "eth2", 2)] {
+        let port = sys.join(dev).join("ports/1");
+        for sub in ["gids", "gid_attrs/types", "gid_attrs/ndevs"] {
+            std::fs::create_dir_all(port.join(sub)).unwrap();
+        }
+        let rows = [
+            (
+                0,
+                "fe80:0000:0000:0000:0c42:a1ff:fe00:0001".to_owned(),
+                "IB/RoCE v1",
+            ),
+            (
+                1,
+                "fe80:0000:0000:0000:0c42:a1ff:fe00:0001".to_owned(),
+                "RoCE v2",
+            ),
+            (
+                2,
+                format!("0000:0000:0000:0000:0000:ffff:0a00:000{host}"),
+                "IB/RoCE v1",
+            ),
+            (
+                3,
+                format!("0000:0000:0000:0000:0000:ffff:0a00:000{host}"),
+                "RoCE v2",
+            ),
+            (4, "0000:0000:0000:0000:0000:0000:0000:0000".to_owned(), ""),
+        ];
+        for (i, gid, kind) in rows {
+            std::fs::write(port.join(format!("gids/{i}")), format!("{gid}\n")).unwrap();
+            if !kind.is_empty() {
+                std::fs::write(
+                    port.join(format!("gid_attrs/types/{i}")),
+                    format!("{kind}\n"),
+                )
+                .unwrap();
+                std::fs::write(
+                    port.join(format!("gid_attrs/ndevs/{i}")),
+                    format!("{ndev}\n"),
+                )
+                .unwrap();
+            }
+        }
+    }
+    let body = script[start..end].replace("/sys/class/infiniband", sys.to_str().unwrap());
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&body)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let capture_file = dir.path().join("capture.txt");
+    std::fs::write(
+        &capture_file,
+        format!(
+            "DEV\tPORT\tINDEX\tGID\tIPv4\tVER\tDEV\n{}",
+            text(&out.stdout)
+        ),
+    )
+    .unwrap();
+    let d = capture(capture_file.to_str().unwrap());
+    assert_eq!(net(&d)["gidIndex"], 3, "{}", text(&out.stdout));
+    assert_eq!(net(&d)["hcas"], serde_json::json!(["mlx5_1", "mlx5_2"]));
+    assert!(
+        d.findings.iter().all(|(r, _)| r == "RDG106"),
+        "{:?}",
+        d.findings
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Arbitrary text, and arbitrary mixtures of real capture lines, never panic.
+    #[test]
+    fn arbitrary_text_never_panics(
+        noise in any::<String>(),
+        lines in proptest::collection::vec(prop_oneof![
+            Just("CA 'mlx5_0'".to_owned()),
+            Just("\tPort 1:".to_owned()),
+            Just("\t\tLink layer: Ethernet".to_owned()),
+            Just("\t\tState: Active".to_owned()),
+            Just("hca_id: mlx5_1".to_owned()),
+            Just("\tport:\t1".to_owned()),
+            Just("\tGID[  3]:\t::ffff:10.0.0.1, RoCE v2".to_owned()),
+            Just("DEV\tPORT\tINDEX\tGID\tIPv4\tVER\tDEV".to_owned()),
+            Just("mlx5_1\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1\tv2\teth1".to_owned()),
+            Just("link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev eth0".to_owned()),
+            Just("link /".to_owned()),
+            Just("ii  perftest 1 amd64 x".to_owned()),
+            "[ -~\\t]{0,60}",
+        ], 0..40),
+    ) {
+        let text = format!("{}\n{noise}", lines.join("\n"));
+        let mut obs = Observations::default();
+        capture::read(&mut obs, &Arc::from("fuzz.txt"), &text);
+        let options = Options {
+            name: "p".into(),
+            platform: Platform::Generic,
+            socket_ifname: "eth0".into(),
+            gpus_per_node: 8,
+            in_pod: false,
+        };
+        let mut findings = Findings::default();
+        let _ = detect(&obs, &options, &mut findings);
+    }
+}
