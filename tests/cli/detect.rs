@@ -378,3 +378,22 @@ proptest! {
         let _ = detect(&obs, &options, &mut findings);
     }
 }
+
+#[test]
+fn a_capture_can_come_from_stdin() {
+    use std::io::Write;
+    let capture = std::fs::read(root().join("tests/diag/roce-host.txt")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .args(["detect", "--capture", "-", "--name", "from-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&capture).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pool: Value = serde_saphyr::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(pool["metadata"]["name"], "from-stdin");
+    assert_eq!(pool["spec"]["network"]["gidIndex"], 3);
+}
