@@ -1,8 +1,11 @@
-//! The pipeline: load → resolve → render → verify. Emitting (or comparing) is the
-//! caller's choice; nothing here writes a file.
+//! The pipeline: load → resolve → render → verify, streaming: each job is handed to a
+//! [`Sink`] as soon as it is verified. Emitting (or comparing) is the sink's business;
+//! nothing here writes a file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::check::verify::{Problem, Verifier};
 use crate::check::{Findings, Rule};
@@ -10,10 +13,10 @@ use crate::dockerfile;
 use crate::error::Error;
 use crate::plan::{self, Decision, Plan};
 use crate::render::{self, Renderer};
-use crate::source::Sources;
-use crate::spec::load::yaml_files;
+use crate::source::{Location, Sources};
+use crate::spec::load::{FileDocuments, display_name, read_documents, yaml_files};
 use crate::spec::tree::Seg;
-use crate::spec::{Inputs, JobDocument, Loaded, PoolDocument};
+use crate::spec::{JobDocument, Loaded, PoolDocument};
 
 /// What to render.
 #[derive(Debug, Default, Clone)]
@@ -41,8 +44,62 @@ pub struct RenderedJob {
     pub decisions: Vec<Decision>,
 }
 
-/// The result of a run: rendered jobs (empty when any error was found), every
-/// finding, and the sources they point into.
+/// Where each rendered job goes as soon as it is verified: collected in memory, staged
+/// into an output directory, compared with one, or just counted. Called from several
+/// threads.
+pub trait Sink: Sync {
+    fn accept(&self, order: Order, job: RenderedJob) -> Result<(), Error>;
+}
+
+/// Position of a job in the inputs (file index, document index): output streams
+/// follow it, whatever order threads finish in.
+pub type Order = (usize, usize);
+
+/// Keeps every rendered job (stdout, tests).
+#[derive(Default)]
+pub struct Collect(Mutex<Vec<(Order, RenderedJob)>>);
+
+impl Sink for Collect {
+    fn accept(&self, order: Order, job: RenderedJob) -> Result<(), Error> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((order, job));
+        Ok(())
+    }
+}
+
+impl Collect {
+    /// The jobs in input order.
+    pub fn into_jobs(self) -> Vec<RenderedJob> {
+        let mut jobs = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        jobs.sort_by_key(|(order, _)| *order);
+        jobs.into_iter().map(|(_, job)| job).collect()
+    }
+}
+
+/// Counts jobs and keeps nothing (validate).
+pub struct Discard;
+
+impl Sink for Discard {
+    fn accept(&self, _: Order, _: RenderedJob) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// What a streaming run found: findings (sorted), the sources they point into, how
+/// many jobs rendered, and every decision when asked for.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub findings: Findings,
+    pub sources: Sources,
+    pub rendered: usize,
+    /// (job, pool, decisions) in input order, when `explain` was asked.
+    pub decisions: Vec<(String, String, Vec<Decision>)>,
+}
+
+/// The result of a collecting run: rendered jobs (empty when any error was found),
+/// every finding, and the sources they point into.
 #[derive(Debug)]
 pub struct Outcome {
     pub jobs: Vec<RenderedJob>,
@@ -65,108 +122,315 @@ impl Outcome {
     }
 }
 
-/// Run load → resolve → render → verify over a request.
+/// Run load → resolve → render → verify and keep every rendered job.
 pub fn run(request: &Request) -> Result<Outcome, Error> {
-    let renderer = Renderer::new(request.templates.as_deref())?;
-    let mut findings = Findings::default();
-    let inputs = load(request, &mut findings)?;
-    let plans = resolve_all(&inputs, &mut findings);
-    let mut jobs = Vec::new();
-    if findings.errors() == 0 {
-        let verifier = Verifier::new();
-        for (job, plan) in &plans {
-            if let Some(rendered) = render_one(&renderer, &verifier, job, plan, &mut findings) {
-                jobs.push(rendered);
-            }
-        }
-    }
-    if findings.errors() > 0 {
+    let collect = Collect::default();
+    let report = run_with(request, &collect, false)?;
+    let mut jobs = collect.into_jobs();
+    if report.findings.errors() > 0 {
         jobs.clear();
     }
-    findings.sort();
     Ok(Outcome {
         jobs,
-        findings,
-        sources: inputs.sources,
+        findings: report.findings,
+        sources: report.sources,
     })
 }
 
-fn load(request: &Request, findings: &mut Findings) -> Result<Inputs, Error> {
-    let mut inputs = Inputs::default();
-    let mut seen = BTreeSet::new();
-    for path in yaml_files(&request.inputs)? {
-        if seen.insert(canonical(&path)) {
-            inputs.load_file(&path, findings)?;
+/// Shared, read-only state of a run.
+struct Run<'a> {
+    renderer: &'a Renderer,
+    verifier: &'a Verifier,
+    pools: BTreeMap<String, Arc<Loaded<PoolDocument>>>,
+    /// Pools with errors of their own: their jobs are resolved (for findings) but not
+    /// rendered.
+    broken_pools: BTreeSet<String>,
+    sink: &'a dyn Sink,
+    explain: bool,
+    /// In the last pass every pool is known: an unknown pool is an error, not a wait.
+    last_pass: bool,
+}
+
+/// What one worker found.
+#[derive(Default)]
+struct Partial {
+    findings: Findings,
+    sources: Sources,
+    rendered: usize,
+    names: Vec<(String, Order, Location)>,
+    decisions: Vec<(Order, String, String, Vec<Decision>)>,
+    /// Jobs whose pool was not known when they were read.
+    deferred: Vec<(Order, Loaded<JobDocument>)>,
+    /// Pools found in files that do not spell `Pool` (an escaped kind, say).
+    late_pools: Vec<(Order, Loaded<PoolDocument>)>,
+    error: Option<Error>,
+}
+
+impl Partial {
+    fn merge(&mut self, other: Partial) {
+        self.findings.extend(other.findings);
+        self.sources.extend(other.sources);
+        self.rendered += other.rendered;
+        self.names.extend(other.names);
+        self.decisions.extend(other.decisions);
+        self.deferred.extend(other.deferred);
+        self.late_pools.extend(other.late_pools);
+        if self.error.is_none() {
+            self.error = other.error;
         }
     }
-    for path in yaml_files(&request.pools)? {
-        if !seen.insert(canonical(&path)) {
-            continue;
-        }
-        let jobs_before = inputs.jobs.len();
-        inputs.load_file(&path, findings)?;
-        for job in inputs.jobs.drain(jobs_before..) {
-            findings.at(
+}
+
+/// Run load → resolve → render → verify, handing each job to `sink` as soon as it is
+/// verified; nothing is kept per job, so memory stays flat however many jobs there
+/// are. Pools are read first (from --pools and from input files that mention `Pool`),
+/// then jobs in parallel across cores; a job whose pool is defined later waits for
+/// the last pass.
+pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
+    let renderer = Renderer::new(request.templates.as_deref())?;
+    let verifier = Verifier::new();
+    let mut seen = BTreeSet::new();
+    let inputs = dedupe(yaml_files(&request.inputs)?, &mut seen);
+    let pool_files = dedupe(yaml_files(&request.pools)?, &mut seen);
+
+    let mut total = Partial::default();
+    let mut pool_defs: Vec<(Order, Loaded<PoolDocument>)> = Vec::new();
+    for (i, path) in pool_files.iter().enumerate() {
+        let docs = read_file(path, &read(path)?, &mut total);
+        for (_, job) in docs.jobs {
+            total.findings.at(
                 Rule::UnknownDocument,
                 "a Job in a --pools file is not rendered; pass its file as an input",
                 job.doc.locate(&[Seg::Key("kind")]),
             );
         }
+        let order = inputs.len() + i;
+        pool_defs.extend(docs.pools.into_iter().map(|(d, p)| ((order, d), p)));
     }
-    Ok(inputs)
+    let mut job_files = Vec::new();
+    for (i, path) in inputs.iter().enumerate() {
+        let text = read(path)?;
+        if !text.contains("Pool") {
+            job_files.push((i, path));
+            continue;
+        }
+        let docs = read_file(path, &text, &mut total);
+        pool_defs.extend(docs.pools.into_iter().map(|(d, p)| ((i, d), p)));
+        total
+            .deferred
+            .extend(docs.jobs.into_iter().map(|(d, j)| ((i, d), j)));
+    }
+    let mut run = Run {
+        renderer: &renderer,
+        verifier: &verifier,
+        pools: BTreeMap::new(),
+        broken_pools: BTreeSet::new(),
+        sink,
+        explain,
+        last_pass: false,
+    };
+    register_pools(&mut run, pool_defs, &mut total.findings);
+    total.merge(in_parallel(&run, &job_files));
+
+    run.last_pass = true;
+    let late = std::mem::take(&mut total.late_pools);
+    register_pools(&mut run, late, &mut total.findings);
+    let mut deferred = std::mem::take(&mut total.deferred);
+    deferred.sort_by_key(|(order, _)| *order);
+    for (order, job) in deferred {
+        job_done(&run, order, job, &mut total);
+    }
+    if let Some(e) = total.error.take() {
+        return Err(e);
+    }
+    duplicate_names(&mut total);
+    total.findings.sort();
+    total.decisions.sort_by_key(|(order, ..)| *order);
+    Ok(Report {
+        findings: total.findings,
+        sources: total.sources,
+        rendered: total.rendered,
+        decisions: total
+            .decisions
+            .into_iter()
+            .map(|(_, name, pool, d)| (name, pool, d))
+            .collect(),
+    })
 }
 
-fn canonical(path: &std::path::Path) -> PathBuf {
+fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(canonical(p)))
+        .collect()
+}
+
+fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-fn resolve_all<'i>(
-    inputs: &'i Inputs,
+fn read(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// Parse a file; keep its text when it produced findings (for their snippets).
+fn read_file(path: &Path, text: &str, partial: &mut Partial) -> FileDocuments {
+    let name = display_name(path);
+    let before = partial.findings.len();
+    let docs = read_documents(&name, text, &mut partial.findings);
+    if partial.findings.len() > before {
+        partial.sources.add(name, Arc::from(text));
+    }
+    docs
+}
+
+/// Add pools by name, in input order, checked once each; a second definition of a
+/// name is an error.
+fn register_pools(
+    run: &mut Run<'_>,
+    mut defs: Vec<(Order, Loaded<PoolDocument>)>,
     findings: &mut Findings,
-) -> Vec<(&'i Loaded<JobDocument>, Plan)> {
-    let mut pools: BTreeMap<&str, &Loaded<PoolDocument>> = BTreeMap::new();
-    for pool in &inputs.pools {
-        let name = pool.value.metadata.name.as_str();
-        if pools.insert(name, pool).is_some() {
+) {
+    defs.sort_by_key(|(order, _)| *order);
+    for (_, pool) in defs {
+        let name = pool.value.metadata.name.clone();
+        if run.pools.contains_key(&name) {
             findings.at(
                 Rule::DuplicateName,
                 format!("pool `{name}` is defined more than once"),
                 pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
             );
-        }
-        plan::check_pool(pool, findings);
-    }
-    let mut names = BTreeSet::new();
-    let mut plans = Vec::new();
-    for job in &inputs.jobs {
-        let name = job.value.metadata.name.as_str();
-        if !names.insert(name) {
-            findings.at(
-                Rule::DuplicateName,
-                format!("job `{name}` is defined more than once"),
-                job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
-            );
-        }
-        let pool_name = job.value.spec.pool.as_str();
-        let Some(pool) = pools.get(pool_name) else {
-            let known: Vec<&str> = pools.keys().copied().collect();
-            findings.at(
-                Rule::UnknownPool,
-                format!(
-                    "pool `{pool_name}` is not defined; known pools: {}",
-                    if known.is_empty() {
-                        "none (pass --pools)".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-                job.doc.locate(&[Seg::Key("spec"), Seg::Key("pool")]),
-            );
             continue;
-        };
-        plans.push((job, plan::resolve(job, pool, findings)));
+        }
+        let errors = findings.errors();
+        plan::check_pool(&pool, findings);
+        if findings.errors() > errors {
+            run.broken_pools.insert(name.clone());
+        }
+        run.pools.insert(name, Arc::new(pool));
     }
-    plans
+}
+
+/// Handle `files` on every core: each worker takes the next file until none is left.
+fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(files.len().div_ceil(32))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut partial = Partial::default();
+        while partial.error.is_none() {
+            let Some((i, path)) = files.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            let text = match read(path) {
+                Ok(text) => text,
+                Err(e) => {
+                    partial.error = Some(e);
+                    break;
+                }
+            };
+            let before = partial.findings.len();
+            let name = display_name(path);
+            let docs = read_documents(&name, &text, &mut partial.findings);
+            partial
+                .late_pools
+                .extend(docs.pools.into_iter().map(|(d, p)| ((*i, d), p)));
+            for (d, job) in docs.jobs {
+                job_done(run, (*i, d), job, &mut partial);
+            }
+            if partial.findings.len() > before {
+                partial.sources.add(name, Arc::from(text));
+            }
+        }
+        partial
+    };
+    if workers == 1 {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+        let mut total = Partial::default();
+        for h in handles {
+            match h.join() {
+                Ok(p) => total.merge(p),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        total
+    })
+}
+
+/// Resolve, render, verify and hand over one job (or let it wait for its pool).
+fn job_done(run: &Run<'_>, order: Order, job: Loaded<JobDocument>, partial: &mut Partial) {
+    let pool_name = job.value.spec.pool.as_str();
+    let Some(pool) = run.pools.get(pool_name) else {
+        if !run.last_pass {
+            partial.deferred.push((order, job));
+            return;
+        }
+        let known: Vec<&str> = run.pools.keys().map(String::as_str).collect();
+        partial.findings.at(
+            Rule::UnknownPool,
+            format!(
+                "pool `{pool_name}` is not defined; known pools: {}",
+                if known.is_empty() {
+                    "none (pass --pools)".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            job.doc.locate(&[Seg::Key("spec"), Seg::Key("pool")]),
+        );
+        return;
+    };
+    let name_at = job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
+    partial
+        .names
+        .push((job.value.metadata.name.clone(), order, name_at));
+    let errors_before = partial.findings.errors();
+    let plan = plan::resolve(&job, pool, &mut partial.findings);
+    if partial.findings.errors() > errors_before || run.broken_pools.contains(pool_name) {
+        return;
+    }
+    let Some(rendered) = render_one(
+        run.renderer,
+        run.verifier,
+        &job,
+        &plan,
+        &mut partial.findings,
+    ) else {
+        return;
+    };
+    if run.explain {
+        partial.decisions.push((
+            order,
+            rendered.name.clone(),
+            rendered.pool.clone(),
+            rendered.decisions.clone(),
+        ));
+    }
+    partial.rendered += 1;
+    if let Err(e) = run.sink.accept(order, rendered) {
+        partial.error = Some(e);
+    }
+}
+
+/// Two jobs with one name would write one directory: every later one is an error.
+fn duplicate_names(total: &mut Partial) {
+    let mut names = std::mem::take(&mut total.names);
+    names.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for pair in names.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            total.findings.at(
+                Rule::DuplicateName,
+                format!("job `{}` is defined more than once", pair[1].0),
+                pair[1].2.clone(),
+            );
+        }
+    }
 }
 
 fn render_one(

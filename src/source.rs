@@ -29,6 +29,10 @@ impl Sources {
         self.files.insert(name, text);
     }
 
+    pub fn extend(&mut self, other: Sources) {
+        self.files.extend(other.files);
+    }
+
     /// The source line a location points at, without its line break.
     pub fn line(&self, location: &Location) -> Option<&str> {
         let text = self.files.get(&location.file)?;

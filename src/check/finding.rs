@@ -62,6 +62,10 @@ impl Findings {
         self.items.is_empty()
     }
 
+    pub fn extend(&mut self, other: Findings) {
+        self.items.extend(other.items);
+    }
+
     /// Sorted by file and position, so output never depends on processing order.
     pub fn sort(&mut self) {
         self.items

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use crate::check::{Findings, manifest};
 use crate::error::Error;
 use crate::source::Sources;
-use crate::spec::load::{display_name, document_value, yaml_files};
+use crate::spec::load::{display_name, yaml_files};
 use crate::spec::tree::parse_documents;
+use crate::spec::tree_value::to_value;
 
 /// What a lint run found, and over how much.
 #[derive(Debug, Default)]
@@ -44,9 +45,7 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
         }
     };
     for doc in docs {
-        let Some(value) = document_value(&text, &doc, &mut report.findings) else {
-            continue;
-        };
+        let value = to_value(&doc.root);
         if !manifest::is_pytorchjob(&value) {
             continue;
         }

@@ -43,9 +43,11 @@ impl Verifier {
                 format!("expected one document, found {}", docs.len()),
             )];
         };
-        let mut problems: Vec<Problem> = self
-            .schema
-            .iter_errors(doc)
+        // Valid output is the common case; is_valid skips building errors.
+        let mut problems: Vec<Problem> = (!self.schema.is_valid(doc))
+            .then(|| self.schema.iter_errors(doc))
+            .into_iter()
+            .flatten()
             .map(|e| {
                 problem(
                     Rule::RenderedSchema,
@@ -121,11 +123,15 @@ fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
-/// Parse rendered YAML the way a strict consumer would: YAML 1.1 booleans stay strings.
+/// Parse rendered YAML the way a strict consumer would: YAML 1.1 booleans stay
+/// strings, and duplicate keys are errors.
 pub fn parse(text: &str) -> Result<Vec<Value>, String> {
-    let options = serde_saphyr::options! { strict_booleans: true };
-    serde_saphyr::from_str_multiple_with_options::<Value, Vec<Value>>(text, options)
-        .map_err(|e| format!("rendered text is not valid YAML: {e}"))
+    crate::spec::tree::parse_values(text).map_err(|e| {
+        format!(
+            "rendered text is not valid YAML at line {}, column {}: {}",
+            e.line, e.column, e.message
+        )
+    })
 }
 
 /// What the plan decided must read back unchanged from every replica.

@@ -8,10 +8,10 @@ use clap::Args;
 use super::Streams;
 use super::diff_output::{self, Labels};
 use super::output::{OutputArgs, write_findings};
-use crate::emit;
+use crate::emit::Staging;
 use crate::error::Error;
-use crate::golden::{self, Status};
-use crate::pipeline::{self, Outcome, OutputFile, Request};
+use crate::golden::{Blessed, Blessing, Comparator, Status};
+use crate::pipeline::{self, Collect, Outcome, Report, Request};
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -84,20 +84,93 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         pools: args.pools.clone(),
         templates: args.templates.clone(),
     };
+    let Some(dir) = &args.output else {
+        let collect = Collect::default();
+        let report = pipeline::run_with(&request, &collect, args.explain)?;
+        finish_findings(args, &report, io, Mode::Write)?;
+        let jobs = collect.into_jobs();
+        let outcome = Outcome {
+            jobs,
+            findings: report.findings,
+            sources: report.sources,
+        };
+        return write!(io.out, "{}", outcome.stream())
+            .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e));
+    };
     let mode = args.mode();
-    let outcome = pipeline::run(&request)?;
+    match mode {
+        Mode::Write => {
+            let staging = Staging::new(dir)?;
+            let report = pipeline::run_with(&request, &staging, args.explain)?;
+            if let Err(e) = finish_findings(args, &report, io, mode) {
+                staging.abort();
+                return Err(e);
+            }
+            let written = staging.commit()?;
+            let _ = writeln!(
+                io.err,
+                "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
+                report.rendered,
+                dir.display(),
+                written.created,
+                written.updated,
+                written.unchanged
+            );
+            Ok(())
+        }
+        Mode::Check => {
+            if !args.check {
+                let _ = writeln!(
+                    io.err,
+                    "CI is set: comparing with {} instead of writing (pass --bless to write)",
+                    dir.display()
+                );
+            }
+            let comparator = Comparator::new(dir, true);
+            let report = pipeline::run_with(&request, &comparator, args.explain)?;
+            finish_findings(args, &report, io, mode)?;
+            let cmp = comparator.finish()?;
+            let label = dir.to_string_lossy();
+            let labels = Labels {
+                old: &label,
+                new: "rendered",
+                new_is_dir: false,
+            };
+            diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
+        }
+        Mode::Bless => {
+            let blessing = Blessing::new(dir)?;
+            let report = pipeline::run_with(&request, &blessing, args.explain)?;
+            if let Err(e) = finish_findings(args, &report, io, mode) {
+                blessing.abort();
+                return Err(e);
+            }
+            let blessed = blessing.finish(args.prune)?;
+            report_bless(dir, &blessed, io);
+            Ok(())
+        }
+    }
+}
+
+/// Print findings and explanations; input errors end the run (exit 2 under --check,
+/// where 1 means "differences").
+fn finish_findings(
+    args: &RenderArgs,
+    report: &Report,
+    io: &mut Streams<'_>,
+    mode: Mode,
+) -> Result<(), Error> {
     let color = args.report.colored(io.terminal.stderr);
     write_findings(
         io.err,
-        &outcome.findings,
-        &outcome.sources,
+        &report.findings,
+        &report.sources,
         args.report.format,
         color,
     );
-    // Under --check, 1 means "differences": input errors exit 2.
     let code = if mode == Mode::Check { 2 } else { 1 };
     super::verdict_with(
-        &outcome.findings,
+        &report.findings,
         &args.report,
         "; nothing was written",
         code,
@@ -108,68 +181,13 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         } else {
             &mut *io.err
         };
-        explain(&outcome, target);
+        explain(report, target);
     }
-    let Some(dir) = &args.output else {
-        return write!(io.out, "{}", outcome.stream())
-            .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e));
-    };
-    let files: Vec<OutputFile> = outcome
-        .jobs
-        .iter()
-        .flat_map(|j| j.files.iter().cloned())
-        .collect();
-    match mode {
-        Mode::Write => {
-            let written = emit::write_tree(dir, &files)?;
-            let _ = writeln!(
-                io.err,
-                "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
-                outcome.jobs.len(),
-                dir.display(),
-                written.created,
-                written.updated,
-                written.unchanged
-            );
-            Ok(())
-        }
-        Mode::Check => check(args, dir, &files, io),
-        Mode::Bless => bless(args, dir, &files, io),
-    }
+    Ok(())
 }
 
-fn check(
-    args: &RenderArgs,
-    dir: &Path,
-    files: &[OutputFile],
-    io: &mut Streams<'_>,
-) -> Result<(), Error> {
-    if !args.check {
-        let _ = writeln!(
-            io.err,
-            "CI is set: comparing with {} instead of writing (pass --bless to write)",
-            dir.display()
-        );
-    }
-    let cmp = golden::compare::against_dir(dir, files)?;
-    let label = dir.to_string_lossy();
-    let labels = Labels {
-        old: &label,
-        new: "rendered",
-        new_is_dir: false,
-    };
-    diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
-}
-
-fn bless(
-    args: &RenderArgs,
-    dir: &Path,
-    files: &[OutputFile],
-    io: &mut Streams<'_>,
-) -> Result<(), Error> {
-    let before = golden::compare::against_dir(dir, files)?;
-    let blessed = golden::bless(dir, files, args.prune)?;
-    for f in before.changed() {
+fn report_bless(dir: &Path, blessed: &Blessed, io: &mut Streams<'_>) {
+    for f in &blessed.before.files {
         let what = match f.status {
             Status::Differs => "updated",
             Status::Missing => "created",
@@ -180,23 +198,22 @@ fn bless(
         let _ = writeln!(io.err, "{what}: {}", dir.join(&f.path).display());
     }
     let w = &blessed.written;
+    let stale = blessed.before.count(Status::Stale);
     let _ = writeln!(
         io.err,
-        "blessed {}: {} created, {} updated, {} unchanged, {} {}",
+        "blessed {}: {} created, {} updated, {} unchanged, {stale} {}",
         dir.display(),
         w.created,
         w.updated,
         w.unchanged,
-        blessed.stale.len(),
         if blessed.pruned { "deleted" } else { "stale" }
     );
-    Ok(())
 }
 
-fn explain(outcome: &Outcome, w: &mut dyn Write) {
-    for job in &outcome.jobs {
-        let _ = writeln!(w, "{} (pool {}):", job.name, job.pool);
-        for d in &job.decisions {
+fn explain(report: &Report, w: &mut dyn Write) {
+    for (job, pool, decisions) in &report.decisions {
+        let _ = writeln!(w, "{job} (pool {pool}):");
+        for d in decisions {
             let _ = writeln!(w, "  {d}");
         }
     }

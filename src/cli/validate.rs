@@ -7,7 +7,7 @@ use clap::Args;
 use super::Streams;
 use super::output::{Format, OutputArgs, summary, write_findings};
 use crate::error::Error;
-use crate::pipeline::{self, Request};
+use crate::pipeline::{self, Discard, Request};
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -25,11 +25,12 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let outcome = pipeline::run(&Request {
+    let request = Request {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
-    })?;
+    };
+    let outcome = pipeline::run_with(&request, &Discard, false)?;
     let color = args.report.colored(io.terminal.stdout);
     write_findings(
         io.out,
@@ -42,7 +43,7 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let _ = writeln!(
             io.err,
             "{} job(s) checked: {}",
-            outcome.jobs.len(),
+            outcome.rendered,
             summary(&outcome.findings)
         );
     }

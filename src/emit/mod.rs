@@ -1,10 +1,14 @@
-//! Emit: write an output tree atomically. Everything is first written to a staging
-//! directory inside the output directory, then renamed into place; a file whose
-//! content is unchanged is left alone, so its timestamp survives.
+//! Emit: write an output tree atomically. Files are first written to a staging
+//! directory inside the output directory, as they are rendered, and renamed into place
+//! only when the whole run succeeded; otherwise the staging directory is removed and
+//! the output directory is as it was. A file whose content is unchanged is left alone,
+//! so its timestamp survives.
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Error;
 use crate::pipeline::OutputFile;
@@ -17,46 +21,108 @@ pub struct Written {
     pub unchanged: usize,
 }
 
-pub fn write_tree(dir: &Path, files: &[OutputFile]) -> Result<Written, Error> {
-    let existed = dir.exists();
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let staging = dir.join(format!(".rdmagen-staging-{}", std::process::id()));
-    let result = stage_and_commit(dir, &staging, files);
-    let _ = fs::remove_dir_all(&staging);
-    if result.is_err() && !existed {
-        let _ = fs::remove_dir_all(dir);
-    }
-    result
+/// Files being written into `dir`, safe to use from several threads.
+pub struct Staging {
+    dir: PathBuf,
+    staging: PathBuf,
+    existed: bool,
+    staged: Mutex<Vec<(PathBuf, PathBuf)>>,
+    created: AtomicUsize,
+    updated: AtomicUsize,
+    unchanged: AtomicUsize,
 }
 
-fn stage_and_commit(dir: &Path, staging: &Path, files: &[OutputFile]) -> Result<Written, Error> {
-    let mut written = Written::default();
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for file in files {
-        let target = dir.join(&file.path);
-        match fs::read(&target) {
+impl Staging {
+    pub fn new(dir: &Path) -> Result<Self, Error> {
+        let existed = dir.exists();
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let staging = dir.join(format!(".rdmagen-staging-{}", std::process::id()));
+        Ok(Staging {
+            dir: dir.to_path_buf(),
+            staging,
+            existed,
+            staged: Mutex::new(Vec::new()),
+            created: AtomicUsize::new(0),
+            updated: AtomicUsize::new(0),
+            unchanged: AtomicUsize::new(0),
+        })
+    }
+
+    /// Stage one file (or count it unchanged).
+    pub fn put(&self, file: &OutputFile) -> Result<(), Error> {
+        let target = self.dir.join(&file.path);
+        let counter = match fs::read(&target) {
             Ok(old) if old == file.text.as_bytes() => {
-                written.unchanged += 1;
-                continue;
+                self.unchanged.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
             }
-            Ok(_) => written.updated += 1,
-            Err(_) => written.created += 1,
-        }
-        let temp = staging.join(&file.path);
+            Ok(_) => &self.updated,
+            Err(_) => &self.created,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let temp = self.staging.join(&file.path);
         if let Some(parent) = temp.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         let mut out = fs::File::create(&temp).map_err(|e| Error::io(&temp, e))?;
         out.write_all(file.text.as_bytes())
-            .and_then(|()| out.sync_all())
             .map_err(|e| Error::io(&temp, e))?;
-        staged.push((temp, target));
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((temp, target));
+        Ok(())
     }
-    for (temp, target) in staged {
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+
+    /// Move every staged file into place.
+    pub fn commit(self) -> Result<Written, Error> {
+        let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
+        let result = staged.iter().try_for_each(|(temp, target)| {
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            fs::rename(temp, target).map_err(|e| Error::io(target, e))
+        });
+        let written = Written {
+            created: self.created.load(Ordering::Relaxed),
+            updated: self.updated.load(Ordering::Relaxed),
+            unchanged: self.unchanged.load(Ordering::Relaxed),
+        };
+        self.finish(result.is_err());
+        result.map(|()| written)
+    }
+
+    /// Drop everything staged; the output directory is left as it was.
+    pub fn abort(self) {
+        self.finish(true);
+    }
+
+    fn finish(&self, failed: bool) {
+        let _ = fs::remove_dir_all(&self.staging);
+        if failed && !self.existed {
+            let _ = fs::remove_dir_all(&self.dir);
         }
-        fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))?;
     }
-    Ok(written)
+}
+
+/// Write `files` into `dir` atomically (all or nothing).
+pub fn write_tree(dir: &Path, files: &[OutputFile]) -> Result<Written, Error> {
+    let staging = Staging::new(dir)?;
+    for file in files {
+        if let Err(e) = staging.put(file) {
+            staging.abort();
+            return Err(e);
+        }
+    }
+    staging.commit()
+}
+
+impl crate::pipeline::Sink for Staging {
+    fn accept(
+        &self,
+        _: crate::pipeline::Order,
+        job: crate::pipeline::RenderedJob,
+    ) -> Result<(), Error> {
+        job.files.iter().try_for_each(|f| self.put(f))
+    }
 }

@@ -31,19 +31,25 @@ pub struct FileDiff {
     pub new: Option<String>,
 }
 
-/// The outcome of a comparison, files sorted by path.
+/// The outcome of a comparison: the files that are not the same, sorted by path, and
+/// how many are.
 #[derive(Debug, Default)]
 pub struct Comparison {
     pub files: Vec<FileDiff>,
+    /// Files identical on both sides (not listed in `files`).
+    pub same: usize,
 }
 
 impl Comparison {
     pub fn count(&self, status: Status) -> usize {
+        if status == Status::Same {
+            return self.same;
+        }
         self.files.iter().filter(|f| f.status == status).count()
     }
 
     pub fn is_clean(&self) -> bool {
-        self.files.iter().all(|f| f.status == Status::Same)
+        self.files.is_empty()
     }
 
     pub fn changed(&self) -> impl Iterator<Item = &FileDiff> {
@@ -54,7 +60,7 @@ impl Comparison {
     pub fn summary(&self) -> String {
         format!(
             "{} checked, {} differ, {} missing, {} stale",
-            self.files.len() - self.count(Status::Stale),
+            self.same + self.files.len() - self.count(Status::Stale),
             self.count(Status::Differs),
             self.count(Status::Missing),
             self.count(Status::Stale)
@@ -63,14 +69,13 @@ impl Comparison {
 
     fn from_maps(old: BTreeMap<String, String>, mut new: BTreeMap<String, String>) -> Self {
         let mut files = Vec::new();
+        let mut same = 0;
         for (path, old_text) in old {
             let diff = match new.remove(&path) {
-                Some(new_text) if new_text == old_text => FileDiff {
-                    path,
-                    status: Status::Same,
-                    old: Some(old_text),
-                    new: Some(new_text),
-                },
+                Some(new_text) if new_text == old_text => {
+                    same += 1;
+                    continue;
+                }
                 Some(new_text) => FileDiff {
                     path,
                     status: Status::Differs,
@@ -93,7 +98,103 @@ impl Comparison {
             new: Some(text),
         }));
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        Comparison { files }
+        Comparison { files, same }
+    }
+}
+
+/// Compares rendered jobs with `dir` as they arrive, keeping only what differs:
+/// memory grows with the differences, not with the number of jobs.
+pub struct Comparator {
+    dir: std::path::PathBuf,
+    /// Keep both texts of what differs (for diffs); without, only paths and statuses.
+    keep_text: bool,
+    changed: std::sync::Mutex<Vec<FileDiff>>,
+    rendered: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Comparator {
+    pub fn new(dir: &Path, keep_text: bool) -> Self {
+        Comparator {
+            dir: dir.to_path_buf(),
+            keep_text,
+            changed: Default::default(),
+            rendered: Default::default(),
+        }
+    }
+
+    fn compare(&self, file: &OutputFile) -> Result<(), Error> {
+        let path = self.dir.join(&file.path);
+        let diff = match std::fs::read(&path) {
+            Ok(bytes) if bytes == file.text.as_bytes() => None,
+            Ok(bytes) => Some(FileDiff {
+                path: file.path.clone(),
+                status: Status::Differs,
+                old: Some(lossy(bytes)),
+                new: Some(file.text.clone()),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(FileDiff {
+                path: file.path.clone(),
+                status: Status::Missing,
+                old: None,
+                new: Some(file.text.clone()),
+            }),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        self.rendered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(file.path.clone());
+        if let Some(mut diff) = diff {
+            if !self.keep_text {
+                (diff.old, diff.new) = (None, None);
+            }
+            self.changed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(diff);
+        }
+        Ok(())
+    }
+
+    /// The comparison: what differs, what is missing, and the files under `dir` that
+    /// nothing rendered (stale).
+    pub fn finish(self) -> Result<Comparison, Error> {
+        let rendered = self
+            .rendered
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut files = self.changed.into_inner().unwrap_or_else(|p| p.into_inner());
+        let same = rendered.len() - files.len();
+        for path in list_tree(&self.dir)? {
+            if !rendered.contains(&path) {
+                let old = if self.keep_text {
+                    let full = self.dir.join(&path);
+                    Some(lossy(
+                        std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
+                    ))
+                } else {
+                    None
+                };
+                files.push(FileDiff {
+                    path,
+                    status: Status::Stale,
+                    old,
+                    new: None,
+                });
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Comparison { files, same })
+    }
+}
+
+impl crate::pipeline::Sink for Comparator {
+    fn accept(
+        &self,
+        _: crate::pipeline::Order,
+        job: crate::pipeline::RenderedJob,
+    ) -> Result<(), Error> {
+        job.files.iter().try_for_each(|f| self.compare(f))
     }
 }
 
@@ -129,9 +230,10 @@ pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
     Ok(Comparison::from_maps(read_tree(old)?, read_tree(new)?))
 }
 
-/// Every file below `dir` by relative path, skipping rdmagen's staging directories.
-pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, String>, Error> {
-    let mut out = BTreeMap::new();
+/// Every file below `dir` by relative path (sorted), skipping rdmagen's staging
+/// directories; a missing `dir` holds nothing.
+pub fn list_tree(dir: &Path) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
     if !dir.exists() {
         return Ok(out);
     }
@@ -145,16 +247,20 @@ pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, String>, Error> {
         });
     for entry in walker {
         let entry = entry.map_err(|e| Error::io(dir, e.into()))?;
-        if !entry.file_type().is_file() {
-            continue;
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            out.push(rel.to_string_lossy().replace('\\', "/"));
         }
-        let rel = entry
-            .path()
-            .strip_prefix(dir)
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .replace('\\', "/");
-        let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+    }
+    Ok(out)
+}
+
+/// Every file below `dir` with its text.
+pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, String>, Error> {
+    let mut out = BTreeMap::new();
+    for rel in list_tree(dir)? {
+        let path = dir.join(&rel);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         out.insert(rel, lossy(bytes));
     }
     Ok(out)

@@ -105,9 +105,8 @@ pub fn changes(old: &str, new: &str) -> Result<Vec<Change>, String> {
 }
 
 fn parse(text: &str) -> Result<Vec<Value>, String> {
-    let options = serde_saphyr::options! { strict_booleans: true };
-    let docs: Vec<Value> =
-        serde_saphyr::from_str_multiple_with_options(text, options).map_err(|e| e.to_string())?;
+    let docs = crate::spec::tree::parse_values(text)
+        .map_err(|e| format!("line {}, column {}: {}", e.line, e.column, e.message))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 

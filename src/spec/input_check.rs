@@ -17,6 +17,10 @@ pub fn check(
     schema: &Value,
     findings: &mut Findings,
 ) {
+    // Valid documents are the common case; is_valid skips building errors.
+    if validator.is_valid(value) {
+        return;
+    }
     let errors: Vec<ValidationError<'_>> = validator.iter_errors(value).collect();
     // A misspelt required field shows up twice: unknown `gpuPerNode` and missing
     // `gpusPerNode`. The suggestion says it all, so the second is dropped.

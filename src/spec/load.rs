@@ -4,18 +4,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde_saphyr::{DefaultMessageFormatter, MessageFormatter};
 use walkdir::WalkDir;
 
 use crate::check::{Findings, Rule};
 use crate::error::Error;
 use crate::source::Sources;
 use crate::spec::common::API_VERSION;
-use crate::spec::input_check;
 use crate::spec::job::JobDocument;
 use crate::spec::pool::PoolDocument;
 use crate::spec::schema::VALIDATORS;
 use crate::spec::tree::{Document, Seg, parse_documents};
+use crate::spec::{input_check, tree_de, tree_value};
 
 /// A typed input together with the document it was read from.
 #[derive(Debug)]
@@ -58,6 +57,61 @@ pub fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
+/// The Jobs and Pools of one file, each with its position in the file.
+#[derive(Debug, Default)]
+pub struct FileDocuments {
+    pub jobs: Vec<(usize, Loaded<JobDocument>)>,
+    pub pools: Vec<(usize, Loaded<PoolDocument>)>,
+}
+
+/// Parse one file's text into its Jobs and Pools. Problems with the content become
+/// findings; a document with problems is left out.
+pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> FileDocuments {
+    let mut out = FileDocuments::default();
+    let docs = match parse_documents(name, text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            e.report(name.clone(), findings);
+            return out;
+        }
+    };
+    for (index, doc) in docs.into_iter().enumerate() {
+        let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
+        let kind = doc.root.get("kind").and_then(|n| n.as_str());
+        match (api_version, kind) {
+            (Some(API_VERSION), Some("Job")) => {
+                let v = &*VALIDATORS;
+                if let Some(value) = typed(&doc, (&v.job, &v.job_schema), findings) {
+                    out.jobs.push((index, Loaded { value, doc }));
+                }
+            }
+            (Some(API_VERSION), Some("Pool")) => {
+                let v = &*VALIDATORS;
+                if let Some(value) = typed(&doc, (&v.pool, &v.pool_schema), findings) {
+                    out.pools.push((index, Loaded { value, doc }));
+                }
+            }
+            (Some(API_VERSION), other) => findings.at(
+                Rule::UnknownDocument,
+                format!(
+                    "kind is {}; rdmagen reads `Job` and `Pool`",
+                    other.map_or("missing".to_owned(), |k| format!("`{k}`"))
+                ),
+                doc.locate(&[Seg::Key("kind")]),
+            ),
+            (other, _) => findings.at(
+                Rule::UnknownDocument,
+                format!(
+                    "apiVersion is {}; expected `{API_VERSION}`",
+                    other.map_or("missing".to_owned(), |v| format!("`{v}`"))
+                ),
+                doc.locate(&[Seg::Key("apiVersion")]),
+            ),
+        }
+    }
+    out
+}
+
 impl Inputs {
     /// Read and parse one file, adding its Jobs and Pools. Problems with the file's
     /// content become findings; only I/O failures are errors.
@@ -68,117 +122,37 @@ impl Inputs {
     }
 
     pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
-        let text: Arc<str> = Arc::from(text);
-        self.sources.add(name.clone(), text.clone());
-        let docs = match parse_documents(&name, &text) {
-            Ok(docs) => docs,
-            Err(e) => {
-                e.report(name, findings);
-                return;
-            }
-        };
-        for doc in docs {
-            let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
-            let kind = doc.root.get("kind").and_then(|n| n.as_str());
-            match (api_version, kind) {
-                (Some(API_VERSION), Some("Job")) => {
-                    let v = &*VALIDATORS;
-                    if let Some(value) = typed(&text, &doc, (&v.job, &v.job_schema), findings) {
-                        self.jobs.push(Loaded { value, doc });
-                    }
-                }
-                (Some(API_VERSION), Some("Pool")) => {
-                    let v = &*VALIDATORS;
-                    if let Some(value) = typed(&text, &doc, (&v.pool, &v.pool_schema), findings) {
-                        self.pools.push(Loaded { value, doc });
-                    }
-                }
-                (Some(API_VERSION), other) => findings.at(
-                    Rule::UnknownDocument,
-                    format!(
-                        "kind is {}; rdmagen reads `Job` and `Pool`",
-                        other.map_or("missing".to_owned(), |k| format!("`{k}`"))
-                    ),
-                    doc.locate(&[Seg::Key("kind")]),
-                ),
-                (other, _) => findings.at(
-                    Rule::UnknownDocument,
-                    format!(
-                        "apiVersion is {}; expected `{API_VERSION}`",
-                        other.map_or("missing".to_owned(), |v| format!("`{v}`"))
-                    ),
-                    doc.locate(&[Seg::Key("apiVersion")]),
-                ),
-            }
-        }
+        let docs = read_documents(&name, &text, findings);
+        self.sources.add(name, Arc::from(text));
+        self.jobs.extend(docs.jobs.into_iter().map(|(_, j)| j));
+        self.pools.extend(docs.pools.into_iter().map(|(_, p)| p));
     }
 }
 
 /// Validate one document against its schema (every violation is reported), then
-/// deserialise it into its typed form.
+/// deserialise it into its typed form from the same parsed tree.
 fn typed<T: DeserializeOwned>(
-    text: &str,
     doc: &Document,
     (validator, schema): (&jsonschema::Validator, &serde_json::Value),
     findings: &mut Findings,
 ) -> Option<T> {
-    let value = document_value(text, doc, findings)?;
+    let value = tree_value::to_value(&doc.root);
     let before = findings.len();
     input_check::check(doc, &value, validator, schema, findings);
     if findings.len() > before {
         return None;
     }
-    match serde_saphyr::from_str_with_options::<T>(&padded_text(text, doc), options()) {
+    match tree_de::from_node::<T>(&doc.root) {
         Ok(value) => Some(value),
         Err(e) => {
-            report_saphyr(doc, &e, Rule::InputShape, findings);
+            let at = match e.at {
+                Some((line, column)) => doc.location(line, column),
+                None => doc.locate(&[]),
+            };
+            findings.at(Rule::InputShape, e.message, at);
             None
         }
     }
-}
-
-/// How rdmagen reads YAML: YAML 1.1 booleans such as `no` and `on` stay strings.
-fn options() -> serde_saphyr::Options {
-    serde_saphyr::options! { strict_booleans: true }
-}
-
-/// The document's text preceded by as many line breaks as lines before it, so that
-/// serde-saphyr's positions are the file's.
-fn padded_text(text: &str, doc: &Document) -> String {
-    let mut padded = "\n".repeat(doc.first_line.saturating_sub(1));
-    padded.push_str(&text[doc.start..doc.end]);
-    padded
-}
-
-/// One document of a file as JSON; a failure becomes a finding.
-pub fn document_value(
-    text: &str,
-    doc: &Document,
-    findings: &mut Findings,
-) -> Option<serde_json::Value> {
-    match serde_saphyr::from_str_with_options(&padded_text(text, doc), options()) {
-        Ok(value) => Some(value),
-        Err(e) => {
-            report_saphyr(doc, &e, Rule::YamlSyntax, findings);
-            None
-        }
-    }
-}
-
-fn report_saphyr(doc: &Document, e: &serde_saphyr::Error, rule: Rule, findings: &mut Findings) {
-    let message = DefaultMessageFormatter
-        .format_message(e.without_snippet())
-        .into_owned();
-    let location = match e.location() {
-        // serde reports a missing field where the mapping ends; point at the key that
-        // owns the mapping instead.
-        Some(l) if message.starts_with("missing field") => {
-            doc.owner_of_mapping_at(l.line() as usize, l.column() as usize)
-        }
-        Some(l) if l.line() > 0 => doc.location(l.line() as usize, l.column() as usize),
-        _ => doc.locate(&[]),
-    };
-    findings.at(rule, message, location);
 }
 
 /// How a path is shown in diagnostics: as given, with `/` separators.

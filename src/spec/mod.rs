@@ -8,6 +8,8 @@ pub mod pool;
 pub mod rdma_request;
 pub mod schema;
 pub mod tree;
+pub mod tree_de;
+pub mod tree_value;
 
 pub use job::JobDocument;
 pub use load::{Inputs, Loaded};

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use serde_saphyr::granit_parser::{Event, Parser, ScanError, Span};
+use std::collections::HashMap;
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, ScanError, Span};
 
 use crate::source::Location;
 
@@ -23,19 +25,35 @@ pub struct Node {
 
 #[derive(Clone, Debug)]
 pub enum NodeKind {
-    Scalar(String),
+    /// `plain` when unquoted and untagged: only then can it be a number, bool or null.
+    Scalar {
+        text: String,
+        plain: bool,
+    },
     Sequence(Vec<Node>),
     /// Entries in source order; each key keeps its own position.
     Mapping(Vec<(Node, Node)>),
-    /// An alias (`*name`); its target is not expanded here.
-    Alias,
 }
 
 impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.kind {
-            NodeKind::Scalar(s) => Some(s),
+            NodeKind::Scalar { text, .. } => Some(text),
             _ => None,
+        }
+    }
+
+    /// How many nodes this subtree holds (for the alias-expansion budget).
+    fn size(&self) -> usize {
+        match &self.kind {
+            NodeKind::Scalar { .. } => 1,
+            NodeKind::Sequence(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
+            NodeKind::Mapping(entries) => {
+                1 + entries
+                    .iter()
+                    .map(|(k, v)| k.size() + v.size())
+                    .sum::<usize>()
+            }
         }
     }
 
@@ -62,17 +80,11 @@ pub enum Seg<'a> {
     Index(usize),
 }
 
-/// A parsed document of a file: its tree and where its text starts and ends.
+/// A parsed document of a file: its tree, and the file it came from.
 #[derive(Debug)]
 pub struct Document {
     pub file: Arc<str>,
     pub root: Node,
-    /// Byte offset of the start of the line holding the document's first node.
-    pub start: usize,
-    /// Byte offset just past the document's last byte.
-    pub end: usize,
-    /// Line number (1-based) at `start`.
-    pub first_line: usize,
 }
 
 impl Document {
@@ -130,27 +142,6 @@ impl Document {
         self.locate(&path)
     }
 
-    /// The key whose mapping value holds the position `(line, column)`: the deepest
-    /// mapping that contains it (the root when no key owns it).
-    pub fn owner_of_mapping_at(&self, line: usize, column: usize) -> Location {
-        let pos = (line, column);
-        let mut node = &self.root;
-        let mut at = (node.line, node.column);
-        while let NodeKind::Mapping(entries) = &node.kind {
-            let inner = entries.iter().rev().find(|(_, v)| {
-                matches!(v.kind, NodeKind::Mapping(_)) && (v.line, v.column) <= pos && pos < v.end
-            });
-            match inner {
-                Some((k, v)) => {
-                    at = (k.line, k.column);
-                    node = v;
-                }
-                None => break,
-            }
-        }
-        self.location(at.0, at.1)
-    }
-
     pub fn location(&self, line: usize, column: usize) -> Location {
         Location {
             file: self.file.clone(),
@@ -187,13 +178,24 @@ impl SyntaxError {
     }
 }
 
+/// Every document of `text` as JSON (YAML 1.2 core schema), for checks that read
+/// YAML rdmagen wrote or compares.
+pub fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError> {
+    let docs = parse_documents(&Arc::from("<text>"), text)?;
+    Ok(docs
+        .iter()
+        .map(|d| crate::spec::tree_value::to_value(&d.root))
+        .collect())
+}
+
 /// Parse every document of `text`. Empty documents (a trailing `---`) are skipped.
 pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, SyntaxError> {
     let mut builder = Builder {
-        text,
         stack: Vec::new(),
         docs: Vec::new(),
         current: None,
+        anchors: HashMap::new(),
+        expanded: 0,
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(event) = parser.next_event() {
@@ -213,19 +215,26 @@ fn scan_error(e: ScanError) -> SyntaxError {
     }
 }
 
+/// Nodes an alias may expand to, in all, per file: a guard against alias bombs
+/// (`a: &a [*b, *b, ...]` nested), as YAML parsers' budgets are.
+const ALIAS_BUDGET: usize = 100_000;
+
 enum Open {
-    Sequence(Node),
-    Mapping(Node, Option<Node>),
+    Sequence(Node, usize),
+    Mapping(Node, Option<Node>, usize),
 }
 
-struct Builder<'t> {
-    text: &'t str,
+struct Builder {
     stack: Vec<Open>,
     docs: Vec<Document>,
     current: Option<Node>,
+    /// Anchored nodes by anchor id, for aliases.
+    anchors: HashMap<usize, Node>,
+    /// Nodes created by expanding aliases so far.
+    expanded: usize,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn event(&mut self, file: &Arc<str>, event: Event<'_>, span: Span) -> Result<(), SyntaxError> {
         let line = span.start.line();
         let column = span.start.col() + 1;
@@ -236,39 +245,57 @@ impl Builder<'_> {
             kind,
         };
         match event {
-            // An absent value (`key:` or an empty document) is an empty scalar.
-            Event::Scalar(..) if span.start.index() == span.end.index() => {
-                self.push(blank(NodeKind::Scalar(String::new())))?;
+            Event::Scalar(value, style, anchor, tag) => {
+                // An absent value (`key:` or an empty document) is an empty plain scalar.
+                let text = if span.start.index() == span.end.index() {
+                    String::new()
+                } else {
+                    value.into_owned()
+                };
+                let plain = style == ScalarStyle::Plain && tag.is_none();
+                let node = blank(NodeKind::Scalar { text, plain });
+                self.anchor(anchor, &node);
+                self.push(node)?;
             }
-            Event::Scalar(value, ..) => self.push(blank(NodeKind::Scalar(value.into_owned())))?,
-            Event::Alias(..) => self.push(blank(NodeKind::Alias))?,
-            Event::SequenceStart(..) => self
-                .stack
-                .push(Open::Sequence(blank(NodeKind::Sequence(Vec::new())))),
-            Event::MappingStart(..) => self
-                .stack
-                .push(Open::Mapping(blank(NodeKind::Mapping(Vec::new())), None)),
+            Event::Alias(id) => {
+                let Some(target) = self.anchors.get(&id) else {
+                    return Err(self.error(line, column, "alias to an unknown anchor"));
+                };
+                self.expanded += target.size();
+                if self.expanded > ALIAS_BUDGET {
+                    return Err(self.error(line, column, "aliases expand to too many nodes"));
+                }
+                let mut node = target.clone();
+                (node.line, node.column) = (line, column);
+                self.push(node)?;
+            }
+            Event::SequenceStart(_, anchor, _) => self.stack.push(Open::Sequence(
+                blank(NodeKind::Sequence(Vec::new())),
+                anchor,
+            )),
+            Event::MappingStart(_, anchor, _) => self.stack.push(Open::Mapping(
+                blank(NodeKind::Mapping(Vec::new())),
+                None,
+                anchor,
+            )),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(open) = self.stack.pop() {
-                    let mut node = match open {
-                        Open::Sequence(n) | Open::Mapping(n, _) => n,
+                    let (mut node, anchor) = match open {
+                        Open::Sequence(n, a) | Open::Mapping(n, _, a) => (n, a),
                     };
                     node.end = (line, column);
+                    self.anchor(anchor, &node);
                     self.push(node)?;
                 }
             }
             Event::DocumentEnd => {
                 let root = self.current.take();
+                self.anchors.clear();
                 // An empty document (`---` with nothing after it) is skipped.
                 if let Some(root) = root.filter(|r| r.as_str() != Some("")) {
-                    let end = span.end.byte_offset().unwrap_or(self.text.len());
-                    let start = line_start(self.text, &root);
                     self.docs.push(Document {
                         file: file.clone(),
-                        first_line: root.line,
                         root,
-                        start,
-                        end: end.max(start),
                     });
                 }
             }
@@ -277,15 +304,30 @@ impl Builder<'_> {
         Ok(())
     }
 
+    fn anchor(&mut self, id: usize, node: &Node) {
+        if id != 0 {
+            self.anchors.insert(id, node.clone());
+        }
+    }
+
+    fn error(&self, line: usize, column: usize, message: &str) -> SyntaxError {
+        SyntaxError {
+            line,
+            column,
+            message: message.to_owned(),
+            duplicate_key: false,
+        }
+    }
+
     fn push(&mut self, node: Node) -> Result<(), SyntaxError> {
         match self.stack.last_mut() {
             None => self.current = Some(node),
-            Some(Open::Sequence(seq)) => {
+            Some(Open::Sequence(seq, _)) => {
                 if let NodeKind::Sequence(items) = &mut seq.kind {
                     items.push(node);
                 }
             }
-            Some(Open::Mapping(map, pending)) => match pending.take() {
+            Some(Open::Mapping(map, pending, _)) => match pending.take() {
                 None => *pending = Some(node),
                 Some(key) => {
                     if let NodeKind::Mapping(entries) = &mut map.kind {
@@ -308,18 +350,6 @@ impl Builder<'_> {
     }
 }
 
-/// Byte offset of the start of the line where `node` begins.
-fn line_start(text: &str, node: &Node) -> usize {
-    let mut offset = 0;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == node.line {
-            return offset;
-        }
-        offset += line.len();
-    }
-    offset
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,7 +363,6 @@ mod tests {
         let docs = parse("a: 1\n---\nspec:\n  env:\n    X: y\n  list: [p, q]\n").unwrap();
         assert_eq!(docs.len(), 2);
         let d = &docs[1];
-        assert_eq!(d.first_line, 3);
         let at = |p: &[Seg<'_>]| {
             let l = d.locate(p);
             (l.line, l.column)
@@ -347,7 +376,6 @@ mod tests {
             (6, 13)
         );
         assert_eq!(at(&[Seg::Key("spec"), Seg::Key("nope")]), (3, 1));
-        assert_eq!(&"a: 1\n---\nspec:\n"[d.start..d.start + 5], "spec:");
     }
 
     #[test]
@@ -365,18 +393,6 @@ mod tests {
     }
 
     #[test]
-    fn owner_of_mapping_is_the_deepest_enclosing_key() {
-        let docs = parse("a: 1\nspec:\n  x: 1\n  inner:\n    y: 2\n  z: 3\n").unwrap();
-        let at = |l, c| {
-            let loc = docs[0].owner_of_mapping_at(l, c);
-            (loc.line, loc.column)
-        };
-        assert_eq!(at(6, 3), (2, 1));
-        assert_eq!(at(5, 5), (4, 3));
-        assert_eq!(at(1, 1), (1, 1));
-    }
-
-    #[test]
     fn duplicate_keys_are_syntax_errors_with_position() {
         let e = parse("spec:\n  a: 1\n  a: 2\n").unwrap_err();
         assert!(e.duplicate_key);
@@ -389,6 +405,21 @@ mod tests {
         let e = parse("a: [1, 2\nb: c\n").unwrap_err();
         assert!(!e.duplicate_key);
         assert!(e.line >= 1);
+    }
+
+    #[test]
+    fn aliases_expand_within_a_budget() {
+        let docs = parse("base: &b {x: 1}\nuse: *b\n").unwrap();
+        assert_eq!(
+            docs[0]
+                .root
+                .get("use")
+                .and_then(|n| n.get("x"))
+                .and_then(Node::as_str),
+            Some("1")
+        );
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+        assert!(parse(bomb).unwrap_err().message.contains("too many nodes"));
     }
 
     #[test]
