@@ -126,7 +126,7 @@ fn path_or_root(path: &str) -> &str {
 /// Parse rendered YAML the way a strict consumer would: YAML 1.1 booleans stay
 /// strings, and duplicate keys are errors.
 pub fn parse(text: &str) -> Result<Vec<Value>, String> {
-    crate::spec::tree::parse_values(text).map_err(|e| {
+    crate::spec::tree_value::parse_values(text).map_err(|e| {
         format!(
             "rendered text is not valid YAML at line {}, column {}: {}",
             e.line, e.column, e.message

@@ -1,6 +1,7 @@
 //! Load: the input model (Job, Pool) and how it is read from YAML with positions.
 
 pub mod common;
+pub mod fast_yaml;
 pub mod input_check;
 pub mod job;
 pub mod load;

@@ -205,7 +205,7 @@ pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, Syn
     Ok(builder.docs)
 }
 
-fn scan_error(e: ScanError) -> SyntaxError {
+pub(crate) fn scan_error(e: ScanError) -> SyntaxError {
     let mark = e.marker();
     SyntaxError {
         line: mark.line(),

@@ -115,3 +115,44 @@ proptest! {
         }
     }
 }
+
+/// Every manifest rdmagen wrote into golden/ is read by the fast path.
+#[test]
+fn golden_manifests_take_the_fast_path() {
+    let mut checked = 0;
+    for (path, bytes) in crate::support::tree(&crate::support::root().join("golden")) {
+        if path.ends_with(".yaml") {
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(
+                rdmagen::spec::fast_yaml::parse(&text).is_some(),
+                "{path} left the fast path"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever the fast path accepts, it reads exactly as the full parser does:
+    /// escaped user strings, and raw text that may or may not be valid YAML.
+    #[test]
+    fn fast_path_agrees_with_the_parser(s in nasty(), raw in "[ -~]{0,24}", key in "[ -~]{0,12}") {
+        let q = rdmagen::render::scalar(&s);
+        let docs = [
+            format!("a: {q}\nb: [{q}, {q}]\nc: {{k: {q}}}\nd:\n  - {q}\n  - e: {q}\n"),
+            format!("k: {raw}\n"),
+            format!("{key}: v\n"),
+            format!("- {raw}\n- [{raw}]\n"),
+            format!("m: {{{raw}}}\n"),
+        ];
+        for text in docs {
+            if let Some(fast) = rdmagen::spec::fast_yaml::parse(&text) {
+                let full = rdmagen::spec::tree_value::parse_values_fully(&text);
+                prop_assert_eq!(Ok(fast), full.map_err(|e| e.message), "{:?}", text);
+            }
+        }
+    }
+}
