@@ -107,6 +107,9 @@ fn format_value(
     {
         return write!(out, "{value}").map_err(minijinja::Error::from);
     }
+    if let Some(s) = value.as_str() {
+        return out.write_str(&scalar(s)).map_err(minijinja::Error::from);
+    }
     write!(out, "{}", yaml_flow(value)).map_err(minijinja::Error::from)
 }
 
@@ -135,6 +138,9 @@ fn yaml_flow(value: &Value) -> String {
                 .unwrap_or_default();
             format!("{{{}}}", entries.join(", "))
         }
-        _ => scalar(&value.to_string()),
+        _ => match value.as_str() {
+            Some(s) => scalar(s),
+            None => scalar(&value.to_string()),
+        },
     }
 }

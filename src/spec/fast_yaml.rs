@@ -157,9 +157,7 @@ fn split_key(text: &str) -> Option<(String, &str)> {
         return (rest.is_empty() || rest.starts_with(' '))
             .then(|| (key, rest.trim_start_matches(' ')));
     }
-    let end = text
-        .find(": ")
-        .or_else(|| text.strip_suffix(':').map(str::len))?;
+    let end = colon_space(text).or_else(|| text.strip_suffix(':').map(str::len))?;
     let key = text[..end].trim_end_matches(' ');
     if !plain_ok(key) {
         return None;
@@ -183,19 +181,35 @@ fn scalar(text: &str) -> Option<Value> {
     }
 }
 
+/// Byte offset of the first `: ` in `text`.
+fn colon_space(text: &str) -> Option<usize> {
+    text.as_bytes().windows(2).position(|w| w == b": ")
+}
+
 /// Plain scalars that can only mean themselves in block context: no leading
-/// indicator, no `: ` or ` #`, no trailing `:`, printable ASCII or non-ASCII text.
+/// indicator, no `: ` or ` #`, no trailing `:`, no control characters. One pass.
 fn plain_ok(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+    let bytes = s.as_bytes();
+    let Some(&first) = bytes.first() else {
         return false;
     };
-    let leading_ok = !"-?:,[]{}#&*!|>'\"%@`".contains(first)
-        || (first == '-' && s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.'));
-    leading_ok
-        && !s.contains(": ")
-        && !s.contains(" #")
-        && !s.ends_with(':')
-        && s.chars().all(|c| !c.is_control())
+    let leading_ok = !b"-?:,[]{}#&*!|>'\"%@`".contains(&first)
+        || (first == b'-'
+            && bytes
+                .get(1)
+                .is_some_and(|b| b.is_ascii_digit() || *b == b'.'));
+    if !leading_ok || bytes[bytes.len() - 1] == b':' {
+        return false;
+    }
+    let mut prev = 0u8;
+    for &b in bytes {
+        let control = b < 0x20 || b == 0x7f || (prev == 0xc2 && (0x80..=0x9f).contains(&b));
+        if control || (prev == b':' && b == b' ') || (prev == b' ' && b == b'#') {
+            return false;
+        }
+        prev = b;
+    }
+    true
 }
 
 /// A double-quoted scalar at the start of `text`: (value, bytes consumed).

@@ -146,6 +146,12 @@ pub fn key_string(key: Value) -> String {
 
 /// The YAML 1.2 core schema's resolution of a plain scalar (spec §10.3.2).
 pub fn plain_scalar(text: &str) -> Value {
+    // Most plain scalars are words: only these first bytes can start anything else.
+    match text.as_bytes().first() {
+        Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'~' | b't' | b'T' | b'f' | b'F' | b'n' | b'N')
+        | None => {}
+        Some(_) => return Value::String(text.to_owned()),
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
