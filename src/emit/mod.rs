@@ -27,6 +27,7 @@ pub struct Staging {
     staging: PathBuf,
     existed: bool,
     staged: Mutex<Vec<(PathBuf, PathBuf)>>,
+    serial: AtomicUsize,
     created: AtomicUsize,
     updated: AtomicUsize,
     unchanged: AtomicUsize,
@@ -37,11 +38,18 @@ impl Staging {
         let existed = dir.exists();
         fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let staging = dir.join(format!(".rdmagen-staging-{}", std::process::id()));
+        if let Err(e) = fs::create_dir(&staging) {
+            if !existed {
+                let _ = fs::remove_dir_all(dir);
+            }
+            return Err(Error::io(&staging, e));
+        }
         Ok(Staging {
             dir: dir.to_path_buf(),
             staging,
             existed,
             staged: Mutex::new(Vec::new()),
+            serial: AtomicUsize::new(0),
             created: AtomicUsize::new(0),
             updated: AtomicUsize::new(0),
             unchanged: AtomicUsize::new(0),
@@ -60,10 +68,9 @@ impl Staging {
             Err(_) => &self.created,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        let temp = self.staging.join(&file.path);
-        if let Some(parent) = temp.parent() {
-            fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
+        // Staged files are flat (numbered): one directory, no mkdir per job.
+        let n = self.serial.fetch_add(1, Ordering::Relaxed);
+        let temp = self.staging.join(n.to_string());
         let mut out = fs::File::create(&temp).map_err(|e| Error::io(&temp, e))?;
         out.write_all(file.text.as_bytes())
             .map_err(|e| Error::io(&temp, e))?;
