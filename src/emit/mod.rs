@@ -112,18 +112,6 @@ impl Staging {
     }
 }
 
-/// Write `files` into `dir` atomically (all or nothing).
-pub fn write_tree(dir: &Path, files: &[OutputFile]) -> Result<Written, Error> {
-    let staging = Staging::new(dir)?;
-    for file in files {
-        if let Err(e) = staging.put(file) {
-            staging.abort();
-            return Err(e);
-        }
-    }
-    staging.commit()
-}
-
 impl crate::pipeline::Sink for Staging {
     fn accept(
         &self,

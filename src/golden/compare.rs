@@ -198,16 +198,6 @@ impl crate::pipeline::Sink for Comparator {
     }
 }
 
-/// Rendered files against the files under `dir` (a missing `dir` holds nothing).
-pub fn against_dir(dir: &Path, rendered: &[OutputFile]) -> Result<Comparison, Error> {
-    let old = read_tree(dir)?;
-    let new = rendered
-        .iter()
-        .map(|f| (f.path.clone(), f.text.clone()))
-        .collect();
-    Ok(Comparison::from_maps(old, new))
-}
-
 /// Two trees, or two files (compared under the new file's name).
 pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
     if old.is_file() && new.is_file() {

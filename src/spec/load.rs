@@ -113,14 +113,8 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
 }
 
 impl Inputs {
-    /// Read and parse one file, adding its Jobs and Pools. Problems with the file's
-    /// content become findings; only I/O failures are errors.
-    pub fn load_file(&mut self, path: &Path, findings: &mut Findings) -> Result<(), Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        self.load_text(display_name(path), text, findings);
-        Ok(())
-    }
-
+    /// Parse one file's text, adding its Jobs and Pools and keeping the text for
+    /// diagnostics.
     pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
         let docs = read_documents(&name, &text, findings);
         self.sources.add(name, Arc::from(text));
