@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::check::verify::{Problem, Verifier};
 use crate::check::{Findings, Rule};
@@ -137,44 +137,78 @@ pub fn run(request: &Request) -> Result<Outcome, Error> {
     })
 }
 
-/// Shared, read-only state of a run.
+/// Every pool definition seen so far. Pools are few; jobs look them up often.
+#[derive(Default)]
+struct Pools {
+    /// The definition each name resolves to (the first registered).
+    by_name: BTreeMap<String, Arc<Loaded<PoolDocument>>>,
+    /// Findings of each registered pool's own checks, and whether any is an error.
+    checks: BTreeMap<String, (Findings, bool)>,
+    /// Every definition, in no particular order, for duplicate detection.
+    all: Vec<(Order, Arc<Loaded<PoolDocument>>)>,
+}
+
+impl Pools {
+    fn register(&mut self, order: Order, pool: Loaded<PoolDocument>) {
+        let pool = Arc::new(pool);
+        let name = pool.value.metadata.name.clone();
+        if !self.by_name.contains_key(&name) {
+            let mut findings = Findings::default();
+            plan::check_pool(&pool, &mut findings);
+            let broken = findings.errors() > 0;
+            self.checks.insert(name.clone(), (findings, broken));
+            self.by_name.insert(name, pool.clone());
+        }
+        self.all.push((order, pool));
+    }
+
+    fn broken(&self, name: &str) -> bool {
+        self.checks.get(name).is_some_and(|(_, broken)| *broken)
+    }
+}
+
+/// Shared state of a run.
 struct Run<'a> {
     renderer: &'a Renderer,
     verifier: &'a Verifier,
-    pools: BTreeMap<String, Arc<Loaded<PoolDocument>>>,
-    /// Pools with errors of their own: their jobs are resolved (for findings) but not
-    /// rendered.
-    broken_pools: BTreeSet<String>,
+    pools: RwLock<Pools>,
     sink: &'a dyn Sink,
     explain: bool,
     /// In the last pass every pool is known: an unknown pool is an error, not a wait.
     last_pass: bool,
 }
 
+impl Run<'_> {
+    fn pools(&self) -> std::sync::RwLockReadGuard<'_, Pools> {
+        self.pools.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// What one worker found.
 #[derive(Default)]
 struct Partial {
     findings: Findings,
+    /// Each job's own findings, by the pool it used: dropped if that pool's name turns
+    /// out to be defined twice (which definition a job saw would depend on timing).
+    job_findings: Vec<(String, Findings)>,
     sources: Sources,
     rendered: usize,
     names: Vec<(String, Order, Location)>,
     decisions: Vec<(Order, String, String, Vec<Decision>)>,
-    /// Jobs whose pool was not known when they were read.
-    deferred: Vec<(Order, Loaded<JobDocument>)>,
-    /// Pools found in files that do not spell `Pool` (an escaped kind, say).
-    late_pools: Vec<(Order, Loaded<PoolDocument>)>,
+    /// Jobs whose pool was not known when they were read: (file, document).
+    deferred: Vec<Order>,
     error: Option<Error>,
 }
 
 impl Partial {
     fn merge(&mut self, other: Partial) {
         self.findings.extend(other.findings);
+        self.job_findings.extend(other.job_findings);
         self.sources.extend(other.sources);
         self.rendered += other.rendered;
         self.names.extend(other.names);
         self.decisions.extend(other.decisions);
         self.deferred.extend(other.deferred);
-        self.late_pools.extend(other.late_pools);
         if self.error.is_none() {
             self.error = other.error;
         }
@@ -183,18 +217,20 @@ impl Partial {
 
 /// Run load → resolve → render → verify, handing each job to `sink` as soon as it is
 /// verified; nothing is kept per job, so memory stays flat however many jobs there
-/// are. Pools are read first (from --pools and from input files that mention `Pool`),
-/// then jobs in parallel across cores; a job whose pool is defined later waits for
-/// the last pass.
+/// are. `--pools` files are read first; input files are then read once each, in
+/// parallel across cores, pools registered as they are found; a job whose pool is
+/// not known yet is read again in a last pass.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
     let verifier = Verifier::new();
-    let mut seen = BTreeSet::new();
-    let inputs = dedupe(yaml_files(&request.inputs)?, &mut seen);
-    let pool_files = dedupe(yaml_files(&request.pools)?, &mut seen);
+    let (inputs, pool_files) = {
+        let mut seen = BTreeSet::new();
+        let inputs = dedupe(yaml_files(&request.inputs)?, &mut seen);
+        (inputs, dedupe(yaml_files(&request.pools)?, &mut seen))
+    };
 
     let mut total = Partial::default();
-    let mut pool_defs: Vec<(Order, Loaded<PoolDocument>)> = Vec::new();
+    let mut pools = Pools::default();
     for (i, path) in pool_files.iter().enumerate() {
         let docs = read_file(path, &read(path)?, &mut total);
         for (_, job) in docs.jobs {
@@ -204,45 +240,46 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
                 job.doc.locate(&[Seg::Key("kind")]),
             );
         }
-        let order = inputs.len() + i;
-        pool_defs.extend(docs.pools.into_iter().map(|(d, p)| ((order, d), p)));
-    }
-    let mut job_files = Vec::new();
-    for (i, path) in inputs.iter().enumerate() {
-        let text = read(path)?;
-        if !text.contains("Pool") {
-            job_files.push((i, path));
-            continue;
+        for (d, pool) in docs.pools {
+            pools.register((inputs.len() + i, d), pool);
         }
-        let docs = read_file(path, &text, &mut total);
-        pool_defs.extend(docs.pools.into_iter().map(|(d, p)| ((i, d), p)));
-        total
-            .deferred
-            .extend(docs.jobs.into_iter().map(|(d, j)| ((i, d), j)));
     }
     let mut run = Run {
         renderer: &renderer,
         verifier: &verifier,
-        pools: BTreeMap::new(),
-        broken_pools: BTreeSet::new(),
+        pools: RwLock::new(pools),
         sink,
         explain,
         last_pass: false,
     };
-    register_pools(&mut run, pool_defs, &mut total.findings);
-    total.merge(in_parallel(&run, &job_files));
+    let files: Vec<(usize, &PathBuf)> = inputs.iter().enumerate().collect();
+    total.merge(in_parallel(&run, &files));
 
     run.last_pass = true;
-    let late = std::mem::take(&mut total.late_pools);
-    register_pools(&mut run, late, &mut total.findings);
     let mut deferred = std::mem::take(&mut total.deferred);
-    deferred.sort_by_key(|(order, _)| *order);
-    for (order, job) in deferred {
-        job_done(&run, order, job, &mut total);
+    deferred.sort_unstable();
+    for group in deferred.chunk_by(|a, b| a.0 == b.0) {
+        let file = group[0].0;
+        let docs: Vec<usize> = group.iter().map(|(_, d)| *d).collect();
+        let path = &inputs[file];
+        let text = read(path)?;
+        let name = display_name(path);
+        // Parsed once already (its findings are reported): only the waiting jobs.
+        let mut again = Findings::default();
+        let parsed = read_documents(&name, &text, &mut again);
+        let before = total.findings.len() + total.job_findings.len();
+        for (d, job) in parsed.jobs.into_iter().filter(|(d, _)| docs.contains(d)) {
+            job_done(&run, (file, d), job, &mut total);
+        }
+        if total.findings.len() + total.job_findings.len() > before {
+            total.sources.add(name, Arc::from(text));
+        }
     }
     if let Some(e) = total.error.take() {
         return Err(e);
     }
+    let pools = run.pools.into_inner().unwrap_or_else(|p| p.into_inner());
+    pool_findings(pools, &mut total);
     duplicate_names(&mut total);
     total.findings.sort();
     total.decisions.sort_by_key(|(order, ..)| *order);
@@ -256,6 +293,42 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
             .map(|(_, name, pool, d)| (name, pool, d))
             .collect(),
     })
+}
+
+/// Each pool name's checks, and an error for every definition after the first (in
+/// input order). Jobs on a name defined twice keep no findings of their own.
+fn pool_findings(mut pools: Pools, total: &mut Partial) {
+    pools.all.sort_by_key(|(order, _)| *order);
+    let mut first: BTreeMap<String, Arc<Loaded<PoolDocument>>> = BTreeMap::new();
+    let mut duplicated = BTreeSet::new();
+    for (_, pool) in &pools.all {
+        let name = pool.value.metadata.name.clone();
+        match first.entry(name) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(pool.clone());
+            }
+            std::collections::btree_map::Entry::Occupied(slot) => {
+                total.findings.at(
+                    Rule::DuplicateName,
+                    format!("pool `{}` is defined more than once", slot.key()),
+                    pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
+                );
+                duplicated.insert(slot.key().clone());
+            }
+        }
+    }
+    for (name, pool) in &first {
+        if duplicated.contains(name) {
+            plan::check_pool(pool, &mut total.findings);
+        } else if let Some((findings, _)) = pools.checks.remove(name) {
+            total.findings.extend(findings);
+        }
+    }
+    for (pool, findings) in std::mem::take(&mut total.job_findings) {
+        if !duplicated.contains(&pool) {
+            total.findings.extend(findings);
+        }
+    }
 }
 
 fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
@@ -284,33 +357,6 @@ fn read_file(path: &Path, text: &str, partial: &mut Partial) -> FileDocuments {
     docs
 }
 
-/// Add pools by name, in input order, checked once each; a second definition of a
-/// name is an error.
-fn register_pools(
-    run: &mut Run<'_>,
-    mut defs: Vec<(Order, Loaded<PoolDocument>)>,
-    findings: &mut Findings,
-) {
-    defs.sort_by_key(|(order, _)| *order);
-    for (_, pool) in defs {
-        let name = pool.value.metadata.name.clone();
-        if run.pools.contains_key(&name) {
-            findings.at(
-                Rule::DuplicateName,
-                format!("pool `{name}` is defined more than once"),
-                pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
-            );
-            continue;
-        }
-        let errors = findings.errors();
-        plan::check_pool(&pool, findings);
-        if findings.errors() > errors {
-            run.broken_pools.insert(name.clone());
-        }
-        run.pools.insert(name, Arc::new(pool));
-    }
-}
-
 /// Handle `files` on every core: each worker takes the next file until none is left.
 fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
     let workers = std::thread::available_parallelism()
@@ -332,16 +378,19 @@ fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
                     break;
                 }
             };
-            let before = partial.findings.len();
+            let before = partial.findings.len() + partial.job_findings.len();
             let name = display_name(path);
             let docs = read_documents(&name, &text, &mut partial.findings);
-            partial
-                .late_pools
-                .extend(docs.pools.into_iter().map(|(d, p)| ((*i, d), p)));
+            if !docs.pools.is_empty() {
+                let mut pools = run.pools.write().unwrap_or_else(|p| p.into_inner());
+                for (d, pool) in docs.pools {
+                    pools.register((*i, d), pool);
+                }
+            }
             for (d, job) in docs.jobs {
                 job_done(run, (*i, d), job, &mut partial);
             }
-            if partial.findings.len() > before {
+            if partial.findings.len() + partial.job_findings.len() > before {
                 partial.sources.add(name, Arc::from(text));
             }
         }
@@ -365,13 +414,20 @@ fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
 
 /// Resolve, render, verify and hand over one job (or let it wait for its pool).
 fn job_done(run: &Run<'_>, order: Order, job: Loaded<JobDocument>, partial: &mut Partial) {
-    let pool_name = job.value.spec.pool.as_str();
-    let Some(pool) = run.pools.get(pool_name) else {
+    let pool_name = job.value.spec.pool.clone();
+    let (pool, broken) = {
+        let pools = run.pools();
+        (
+            pools.by_name.get(&pool_name).cloned(),
+            pools.broken(&pool_name),
+        )
+    };
+    let Some(pool) = pool else {
         if !run.last_pass {
-            partial.deferred.push((order, job));
+            partial.deferred.push(order);
             return;
         }
-        let known: Vec<&str> = run.pools.keys().map(String::as_str).collect();
+        let known: Vec<String> = run.pools().by_name.keys().cloned().collect();
         partial.findings.at(
             Rule::UnknownPool,
             format!(
@@ -390,18 +446,12 @@ fn job_done(run: &Run<'_>, order: Order, job: Loaded<JobDocument>, partial: &mut
     partial
         .names
         .push((job.value.metadata.name.clone(), order, name_at));
-    let errors_before = partial.findings.errors();
-    let plan = plan::resolve(&job, pool, &mut partial.findings);
-    if partial.findings.errors() > errors_before || run.broken_pools.contains(pool_name) {
-        return;
+    let mut findings = Findings::default();
+    let rendered = render_job(run, &job, &pool, broken, &mut findings);
+    if !findings.is_empty() {
+        partial.job_findings.push((pool_name, findings));
     }
-    let Some(rendered) = render_one(
-        run.renderer,
-        run.verifier,
-        &job,
-        &plan,
-        &mut partial.findings,
-    ) else {
+    let Some(rendered) = rendered else {
         return;
     };
     if run.explain {
@@ -416,6 +466,21 @@ fn job_done(run: &Run<'_>, order: Order, job: Loaded<JobDocument>, partial: &mut
     if let Err(e) = run.sink.accept(order, rendered) {
         partial.error = Some(e);
     }
+}
+
+/// Resolve, then render and verify unless the job or its pool has errors.
+fn render_job(
+    run: &Run<'_>,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+    pool_broken: bool,
+    findings: &mut Findings,
+) -> Option<RenderedJob> {
+    let plan = plan::resolve(job, pool, findings);
+    if findings.errors() > 0 || pool_broken {
+        return None;
+    }
+    render_one(run.renderer, run.verifier, job, &plan, findings)
 }
 
 /// Two jobs with one name would write one directory: every later one is an error.

@@ -40,3 +40,34 @@ fn stdout_stream_equals_the_files_written() {
     assert_eq!(files.len(), 2, "pytorchjob.yaml and storage.yaml");
     assert_eq!(String::from_utf8(stdout).unwrap(), files.join("---\n"));
 }
+
+/// Many files on several threads, a pool defined twice with different content, jobs
+/// that come before their pool: the findings are the same on every run.
+#[test]
+fn findings_do_not_depend_on_thread_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = |fabric: &str| {
+        format!("apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: {fabric}, hcas: [mlx5_1], socketIfname: eth0, ibTimeout: 40}}\n")
+    };
+    std::fs::write(dir.path().join("a-pool.yaml"), pool("roce")).unwrap();
+    std::fs::write(dir.path().join("z-pool.yaml"), pool("tcp")).unwrap();
+    for i in 0..200 {
+        let job = format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j{i}}}\nspec:\n  pool: {}\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  rdma: \"on\"\n  script: t.py\n  env: {{NCCL_IB_TC: \"1\"}}\n",
+            if i % 2 == 0 { "p" } else { "q" }
+        );
+        std::fs::write(dir.path().join(format!("job-{i:03}.yaml")), job).unwrap();
+    }
+    std::fs::write(dir.path().join("q.yaml"), pool("ib").replace("name: p", "name: q")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let first = rdmagen(&["validate", d, "--format", "json"]);
+    assert_eq!(first.status.code(), Some(1));
+    for _ in 0..4 {
+        let again = rdmagen(&["validate", d, "--format", "json"]);
+        assert_eq!(again.stdout, first.stdout, "findings changed between runs");
+    }
+    let findings: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let rules: Vec<&str> = findings["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules.iter().filter(|r| **r == "RDG006").count(), 1, "one duplicate pool");
+    assert_eq!(rules.iter().filter(|r| **r == "RDG020").count(), 100, "jobs on q keep their findings");
+}
