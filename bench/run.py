@@ -65,7 +65,7 @@ def main():
         rm(data)
         subprocess.run([PYTHON, os.path.join(ROOT, "bench", "generate.py"), str(n), str(SEED), data], check=True)
         jobs, pools, out = os.path.join(data, "jobs"), os.path.join(data, "pools.yaml"), os.path.join(data, "out")
-        repeats = 5 if n < 10000 else 3
+        repeats = 5
         base = [BIN, "render", jobs, "--pools", pools, "-o", out]
         r = measure(base, repeats, before=lambda: rm(out))
         c = measure(base + ["--check"], repeats)
@@ -109,12 +109,13 @@ def write_results(results, cold, py, schema_note):
     ratio_py_c = py[(1000, "libyaml")][0] / results[1000]["render"][0]
     ratio_copy = r10k["render"][0] / r10k["copy"][0]
     rss = [results[n]["render"][1] for n in SIZES]
+    growth = (rss[2] - rss[1]) * 1024 / (SIZES[2] - SIZES[1])
     lines = [
         "# rdmagen benchmark results",
         "",
         f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} cores ({cpu}), {platform.system()} "
         f"{platform.release()}, rdmagen {commit} (release build). Produced by `bench/run`; wall times are "
-        "medians (5 runs, 3 at N = 10 000), RSS the peak over those runs. Jobs come from "
+        "medians of 5 runs, RSS the peak over those runs. Jobs come from "
         f"`bench/generate.py N {SEED}` (5 pools, realistic jobs of 1-16 nodes).",
         "",
         "| N jobs | `render -o DIR` (fresh dir) | `render --check` (identical tree) | `validate` | `cp -r` of the output (floor) | peak RSS render / check / validate |",
@@ -147,9 +148,15 @@ def write_results(results, cold, py, schema_note):
         f"| 10 000 jobs rendered and verified < 1 s | {r10k['render'][0]:.3f} s (`render -o`, fresh directory); {r10k['validate'][0]:.3f} s (`validate`, no writes) | {target(r10k['render'][0] < 1)} / {target(r10k['validate'][0] < 1)} |",
         f"| `--check` of 10 000 unchanged < 1 s | {r10k['check'][0]:.3f} s | {target(r10k['check'][0] < 1)} |",
         f"| one job cold < 10 ms | {cold[0] * 1000:.1f} ms | {target(cold[0] < 0.010)} |",
-        f"| peak RSS < 50 MB at N = 10 000, flat in N | render {rss[0]:.0f} → {rss[1]:.0f} → {rss[2]:.0f} MB for N = 10 → 1 000 → 10 000 | {target(rss[2] < 50)} |",
+        f"| peak RSS < 50 MB at N = 10 000 | render {rss[2]:.0f} MB, check {r10k['check'][1]:.0f} MB, validate {r10k['validate'][1]:.0f} MB | {target(max(rss[2], r10k['check'][1], r10k['validate'][1]) < 50)} |",
+        f"| RSS not growing with N | render {rss[0]:.0f} → {rss[1]:.0f} → {rss[2]:.0f} MB for N = 10 → 1 000 → 10 000: {growth:.2f} KB per job (the file list and job names kept for duplicate detection; jobs are streamed, never held) | {target(growth < 1)} |",
         f"| ≥ 50× faster than Python at N = 1 000 | {ratio_py:.0f}× (pure-Python PyYAML), {ratio_py_c:.0f}× (libyaml) | {target(ratio_py >= 50)} |",
         f"| within 5× of the copy floor | render is {ratio_copy:.1f}× `cp -r` at N = 10 000 | {target(ratio_copy <= 5)} |",
+        "",
+        "Wall times on this virtual machine vary by ±30 % from run to run; file creation is slow "
+        "here (`cp -r` of the 10 000-job tree takes seconds), so `render -o` into a fresh directory is "
+        "bound by the filesystem, while `validate` (the same rendering and verification, no writes) "
+        "shows the compute.",
         "",
         "Rerun: `bench/run` (builds the release binary, installs PyYAML and jsonschema into "
         "`bench/.venv` from PyPI, writes this file). Profiles: `cargo build --profile profiling`, then "

@@ -47,7 +47,9 @@ fn stdout_stream_equals_the_files_written() {
 fn findings_do_not_depend_on_thread_timing() {
     let dir = tempfile::tempdir().unwrap();
     let pool = |fabric: &str| {
-        format!("apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: {fabric}, hcas: [mlx5_1], socketIfname: eth0, ibTimeout: 40}}\n")
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: {fabric}, hcas: [mlx5_1], socketIfname: eth0, ibTimeout: 40}}\n"
+        )
     };
     std::fs::write(dir.path().join("a-pool.yaml"), pool("roce")).unwrap();
     std::fs::write(dir.path().join("z-pool.yaml"), pool("tcp")).unwrap();
@@ -58,7 +60,11 @@ fn findings_do_not_depend_on_thread_timing() {
         );
         std::fs::write(dir.path().join(format!("job-{i:03}.yaml")), job).unwrap();
     }
-    std::fs::write(dir.path().join("q.yaml"), pool("ib").replace("name: p", "name: q")).unwrap();
+    std::fs::write(
+        dir.path().join("q.yaml"),
+        pool("ib").replace("name: p", "name: q"),
+    )
+    .unwrap();
     let d = dir.path().to_str().unwrap();
     let first = rdmagen(&["validate", d, "--format", "json"]);
     assert_eq!(first.status.code(), Some(1));
@@ -67,7 +73,20 @@ fn findings_do_not_depend_on_thread_timing() {
         assert_eq!(again.stdout, first.stdout, "findings changed between runs");
     }
     let findings: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
-    let rules: Vec<&str> = findings["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
-    assert_eq!(rules.iter().filter(|r| **r == "RDG006").count(), 1, "one duplicate pool");
-    assert_eq!(rules.iter().filter(|r| **r == "RDG020").count(), 100, "jobs on q keep their findings");
+    let rules: Vec<&str> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules.iter().filter(|r| **r == "RDG006").count(),
+        1,
+        "one duplicate pool"
+    );
+    assert_eq!(
+        rules.iter().filter(|r| **r == "RDG020").count(),
+        100,
+        "jobs on q keep their findings"
+    );
 }
