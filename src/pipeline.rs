@@ -331,15 +331,26 @@ fn pool_findings(mut pools: Pools, total: &mut Partial) {
     }
 }
 
+/// Drop files already listed (the same file named twice, or under two roots). A file's
+/// identity is its canonical directory plus its name; directories are few, so each is
+/// canonicalised once.
 fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
     paths
         .into_iter()
-        .filter(|p| seen.insert(canonical(p)))
+        .filter(|p| {
+            let dir = p.parent().unwrap_or(Path::new(""));
+            let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
+                let d = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
+            });
+            seen.insert(real.join(p.file_name().unwrap_or_default()))
+        })
         .collect()
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn read(path: &Path) -> Result<String, Error> {

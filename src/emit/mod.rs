@@ -59,13 +59,19 @@ impl Staging {
     /// Stage one file (or count it unchanged).
     pub fn put(&self, file: &OutputFile) -> Result<(), Error> {
         let target = self.dir.join(&file.path);
-        let counter = match fs::read(&target) {
-            Ok(old) if old == file.text.as_bytes() => {
+        // A directory this run created holds nothing to compare with.
+        let old = if self.existed {
+            fs::read(&target).ok()
+        } else {
+            None
+        };
+        let counter = match old {
+            Some(old) if old == file.text.as_bytes() => {
                 self.unchanged.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
-            Ok(_) => &self.updated,
-            Err(_) => &self.created,
+            Some(_) => &self.updated,
+            None => &self.created,
         };
         counter.fetch_add(1, Ordering::Relaxed);
         // Staged files are flat (numbered): one directory, no mkdir per job.
