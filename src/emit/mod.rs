@@ -90,11 +90,24 @@ impl Staging {
     /// Move every staged file into place.
     pub fn commit(self) -> Result<Written, Error> {
         let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
-        let result = staged.iter().try_for_each(|(temp, target)| {
+        let place = |(temp, target): &(PathBuf, PathBuf)| {
             if let Some(parent) = target.parent() {
                 fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
             fs::rename(temp, target).map_err(|e| Error::io(target, e))
+        };
+        // mkdir and rename wait on the filesystem, not the CPU: a few threads overlap them.
+        let threads = if staged.len() < 64 { 1 } else { 4 };
+        let chunk = staged.len().div_ceil(threads).max(1);
+        let result = std::thread::scope(|scope| {
+            let handles: Vec<_> = staged
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().try_for_each(place)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Result<(), Error>>()
         });
         let written = Written {
             created: self.created.load(Ordering::Relaxed),
