@@ -106,8 +106,7 @@ impl Staging {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect::<Result<(), Error>>()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         });
         let written = Written {
             created: self.created.load(Ordering::Relaxed),
