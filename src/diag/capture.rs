@@ -144,14 +144,56 @@ fn ibstat_line(
     let Some(p) = *port else {
         return true; // CA-level facts (type, firmware, GUIDs) are not needed
     };
-    let entry = obs.port(device, p);
-    match key {
-        "State" => entry.state = Some((value.to_owned(), at.clone())),
-        "Physical state" => entry.physical = Some((value.to_owned(), at.clone())),
-        "Base lid" => entry.base_lid = value.parse().ok(),
-        "SM lid" => entry.sm_lid = value.parse().ok(),
-        "Link layer" => return set_link_layer(obs, device, p, value, at, true),
-        _ => {}
+    match IBSTAT_FACTS.iter().find(|(k, _)| *k == key) {
+        Some((_, fact)) => port_fact(obs, device, p, *fact, value, at),
+        None => true,
+    }
+}
+
+/// What a port line says, whatever the tool's spelling.
+#[derive(Clone, Copy)]
+enum Fact {
+    State,
+    Physical,
+    BaseLid,
+    SmLid,
+    LinkLayer,
+}
+
+const IBSTAT_FACTS: &[(&str, Fact)] = &[
+    ("State", Fact::State),
+    ("Physical state", Fact::Physical),
+    ("Base lid", Fact::BaseLid),
+    ("SM lid", Fact::SmLid),
+    ("Link layer", Fact::LinkLayer),
+];
+
+const DEVINFO_FACTS: &[(&str, Fact)] = &[
+    ("state", Fact::State),
+    ("phys_state", Fact::Physical),
+    ("port_lid", Fact::BaseLid),
+    ("sm_lid", Fact::SmLid),
+    ("link_layer", Fact::LinkLayer),
+];
+
+/// Record one fact about a port. Values may carry a code (`PORT_ACTIVE (4)`): the
+/// first word counts.
+fn port_fact(
+    obs: &mut Observations,
+    device: &str,
+    port: u32,
+    fact: Fact,
+    value: &str,
+    at: &Location,
+) -> bool {
+    let word = value.split_whitespace().next().unwrap_or_default();
+    let entry = obs.port(device, port);
+    match fact {
+        Fact::State => entry.state = Some((port_state(word).to_owned(), at.clone())),
+        Fact::Physical => entry.physical = Some((physical_state(value).to_owned(), at.clone())),
+        Fact::BaseLid => entry.base_lid = word.parse().ok(),
+        Fact::SmLid => entry.sm_lid = word.parse().ok(),
+        Fact::LinkLayer => return set_link_layer(obs, device, port, word, at, true),
     }
     true
 }
@@ -181,17 +223,10 @@ fn devinfo_line(
     let Some(p) = *port else {
         return true; // device-level facts: transport (says InfiniBand even for RoCE), fw_ver, ...
     };
-    let word = value.split_whitespace().next().unwrap_or_default();
-    let entry = obs.port(device, p);
-    match key {
-        "state" => entry.state = Some((port_state(word).to_owned(), at.clone())),
-        "phys_state" => entry.physical = Some((physical_state(word).to_owned(), at.clone())),
-        "port_lid" => entry.base_lid = word.parse().ok(),
-        "sm_lid" => entry.sm_lid = word.parse().ok(),
-        "link_layer" => return set_link_layer(obs, device, p, word, at, true),
-        _ => {}
+    match DEVINFO_FACTS.iter().find(|(k, _)| *k == key) {
+        Some((_, fact)) => port_fact(obs, device, p, *fact, value, at),
+        None => true,
     }
-    true
 }
 
 /// `GID[  3]:    ::ffff:11.0.0.72, RoCE v2` (`ibv_devinfo -v`).
@@ -295,6 +330,8 @@ fn port_state(s: &str) -> &str {
 
 /// ibstat's spelling of a physical state; anything unknown is kept as written.
 fn physical_state(s: &str) -> &str {
+    // ibv_devinfo -v writes `LINK_UP (5)`; ibstat `LinkUp`.
+    let s = s.split_whitespace().next().unwrap_or_default();
     match s {
         "LINK_UP" | "LinkUp" => "LinkUp",
         "DISABLED" | "Disabled" => "Disabled",
