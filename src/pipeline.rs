@@ -354,7 +354,7 @@ fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
 }
 
 fn read(path: &Path) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+    crate::source::read_small_text(path).map_err(|e| Error::io(path, e))
 }
 
 /// Parse a file; keep its text when it produced findings (for their snippets).

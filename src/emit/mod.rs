@@ -61,7 +61,7 @@ impl Staging {
         let target = self.dir.join(&file.path);
         // A directory this run created holds nothing to compare with.
         let old = if self.existed {
-            fs::read(&target).ok()
+            crate::source::read_small(&target).ok()
         } else {
             None
         };

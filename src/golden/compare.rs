@@ -124,7 +124,7 @@ impl Comparator {
 
     fn compare(&self, file: &OutputFile) -> Result<(), Error> {
         let path = self.dir.join(&file.path);
-        let diff = match std::fs::read(&path) {
+        let diff = match crate::source::read_small(&path) {
             Ok(bytes) if bytes == file.text.as_bytes() => None,
             Ok(bytes) => Some(FileDiff {
                 path: file.path.clone(),
