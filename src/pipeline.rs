@@ -280,6 +280,17 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     }
     let pools = run.pools.into_inner().unwrap_or_else(|p| p.into_inner());
     pool_findings(pools, &mut total);
+    if total.rendered == 0 && total.findings.is_empty() {
+        let paths: Vec<String> = request
+            .inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(Error::Usage(format!(
+            "no Job documents in {} (kind: Job, apiVersion: rdmagen/v1alpha1)",
+            paths.join(", ")
+        )));
+    }
     duplicate_names(&mut total);
     total.findings.sort();
     total.decisions.sort_by_key(|(order, ..)| *order);

@@ -28,6 +28,7 @@ pub struct Staging {
     existed: bool,
     staged: Mutex<Vec<(PathBuf, PathBuf)>>,
     serial: AtomicUsize,
+    committed: std::sync::atomic::AtomicBool,
     created: AtomicUsize,
     updated: AtomicUsize,
     unchanged: AtomicUsize,
@@ -50,6 +51,7 @@ impl Staging {
             existed,
             staged: Mutex::new(Vec::new()),
             serial: AtomicUsize::new(0),
+            committed: std::sync::atomic::AtomicBool::new(false),
             created: AtomicUsize::new(0),
             updated: AtomicUsize::new(0),
             unchanged: AtomicUsize::new(0),
@@ -113,18 +115,26 @@ impl Staging {
             updated: self.updated.load(Ordering::Relaxed),
             unchanged: self.unchanged.load(Ordering::Relaxed),
         };
-        self.finish(result.is_err());
+        if result.is_ok() {
+            let _ = fs::remove_dir_all(&self.staging);
+            self.committed.store(true, Ordering::Relaxed);
+        }
         result.map(|()| written)
     }
 
     /// Drop everything staged; the output directory is left as it was.
-    pub fn abort(self) {
-        self.finish(true);
-    }
+    pub fn abort(self) {}
+}
 
-    fn finish(&self, failed: bool) {
+/// Whatever ends a run early (an error, a panic) leaves the output directory as it
+/// was: the staging directory goes, and so does an output directory this run created.
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.committed.load(Ordering::Relaxed) {
+            return;
+        }
         let _ = fs::remove_dir_all(&self.staging);
-        if failed && !self.existed {
+        if !self.existed {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }

@@ -96,3 +96,21 @@ fn usage_errors_exit_2() {
     let out = rdmagen(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn no_jobs_is_a_usage_error_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out");
+    let out = rdmagen(&[
+        "render",
+        "examples/dockerfile",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no Job documents in examples/dockerfile"));
+    assert!(
+        !target.exists(),
+        "no output directory, no staging directory"
+    );
+}
