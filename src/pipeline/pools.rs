@@ -1,0 +1,77 @@
+//! Pool definitions found during a run, and what is wrong with them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::check::{Findings, Rule};
+use crate::pipeline::Order;
+use crate::pipeline::worker::Partial;
+use crate::plan;
+use crate::spec::tree::Seg;
+use crate::spec::{Loaded, PoolDocument};
+
+/// Every pool definition seen so far. Pools are few; jobs look them up often.
+#[derive(Default)]
+pub(super) struct Pools {
+    /// The definition each name resolves to (the first registered).
+    pub(super) by_name: BTreeMap<String, Arc<Loaded<PoolDocument>>>,
+    /// Findings of each registered pool's own checks, and whether any is an error.
+    pub(super) checks: BTreeMap<String, (Findings, bool)>,
+    /// Every definition, in no particular order, for duplicate detection.
+    pub(super) all: Vec<(Order, Arc<Loaded<PoolDocument>>)>,
+}
+
+impl Pools {
+    pub(super) fn register(&mut self, order: Order, pool: Loaded<PoolDocument>) {
+        let pool = Arc::new(pool);
+        let name = pool.value.metadata.name.clone();
+        if !self.by_name.contains_key(&name) {
+            let mut findings = Findings::default();
+            plan::check_pool(&pool, &mut findings);
+            let broken = findings.errors() > 0;
+            self.checks.insert(name.clone(), (findings, broken));
+            self.by_name.insert(name, pool.clone());
+        }
+        self.all.push((order, pool));
+    }
+
+    pub(super) fn broken(&self, name: &str) -> bool {
+        self.checks.get(name).is_some_and(|(_, broken)| *broken)
+    }
+}
+
+/// Each pool name's checks, and an error for every definition after the first (in
+/// input order). Jobs on a name defined twice keep no findings of their own.
+pub(super) fn pool_findings(mut pools: Pools, total: &mut Partial) {
+    pools.all.sort_by_key(|(order, _)| *order);
+    let mut first: BTreeMap<String, Arc<Loaded<PoolDocument>>> = BTreeMap::new();
+    let mut duplicated = BTreeSet::new();
+    for (_, pool) in &pools.all {
+        let name = pool.value.metadata.name.clone();
+        match first.entry(name) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(pool.clone());
+            }
+            std::collections::btree_map::Entry::Occupied(slot) => {
+                total.findings.at(
+                    Rule::DuplicateName,
+                    format!("pool `{}` is defined more than once", slot.key()),
+                    pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
+                );
+                duplicated.insert(slot.key().clone());
+            }
+        }
+    }
+    for (name, pool) in &first {
+        if duplicated.contains(name) {
+            plan::check_pool(pool, &mut total.findings);
+        } else if let Some((findings, _)) = pools.checks.remove(name) {
+            total.findings.extend(findings);
+        }
+    }
+    for (pool, findings) in std::mem::take(&mut total.job_findings) {
+        if !duplicated.contains(&pool) {
+            total.findings.extend(findings);
+        }
+    }
+}

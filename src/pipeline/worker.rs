@@ -1,0 +1,250 @@
+//! The work of a run: reading files on every core, and each job from resolve to sink.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use crate::check::verify::Verifier;
+use crate::check::{Findings, Rule};
+use crate::error::Error;
+use crate::pipeline::pools::Pools;
+use crate::pipeline::render_one::render_one;
+use crate::pipeline::{Order, RenderedJob, Sink};
+use crate::plan::{self, Decision};
+use crate::render::Renderer;
+use crate::source::{Location, Sources};
+use crate::spec::load::{FileDocuments, display_name, read_documents};
+use crate::spec::tree::Seg;
+use crate::spec::{JobDocument, Loaded, PoolDocument};
+
+/// Shared state of a run.
+pub(super) struct Run<'a> {
+    pub(super) renderer: &'a Renderer,
+    pub(super) verifier: &'a Verifier,
+    pub(super) pools: RwLock<Pools>,
+    pub(super) sink: &'a dyn Sink,
+    pub(super) explain: bool,
+    /// In the last pass every pool is known: an unknown pool is an error, not a wait.
+    pub(super) last_pass: bool,
+}
+
+impl Run<'_> {
+    fn pools(&self) -> std::sync::RwLockReadGuard<'_, Pools> {
+        self.pools.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What one worker found.
+#[derive(Default)]
+pub(super) struct Partial {
+    pub(super) findings: Findings,
+    /// Each job's own findings, by the pool it used: dropped if that pool's name turns
+    /// out to be defined twice (which definition a job saw would depend on timing).
+    pub(super) job_findings: Vec<(String, Findings)>,
+    pub(super) sources: Sources,
+    pub(super) rendered: usize,
+    pub(super) names: Vec<(String, Order, Location)>,
+    pub(super) decisions: Vec<(Order, String, String, Vec<Decision>)>,
+    /// Jobs whose pool was not known when they were read: (file, document).
+    pub(super) deferred: Vec<Order>,
+    pub(super) error: Option<Error>,
+}
+
+impl Partial {
+    pub(super) fn merge(&mut self, other: Partial) {
+        self.findings.extend(other.findings);
+        self.job_findings.extend(other.job_findings);
+        self.sources.extend(other.sources);
+        self.rendered += other.rendered;
+        self.names.extend(other.names);
+        self.decisions.extend(other.decisions);
+        self.deferred.extend(other.deferred);
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+    }
+}
+
+/// Drop files already listed (the same file named twice, or under two roots). A file's
+/// identity is its canonical directory plus its name; directories are few, so each is
+/// canonicalised once.
+pub(super) fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    paths
+        .into_iter()
+        .filter(|p| {
+            let dir = p.parent().unwrap_or(Path::new(""));
+            let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
+                let d = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
+            });
+            seen.insert(real.join(p.file_name().unwrap_or_default()))
+        })
+        .collect()
+}
+
+pub(super) fn read(path: &Path) -> Result<String, Error> {
+    crate::source::read_small_text(path).map_err(|e| Error::io(path, e))
+}
+
+/// Parse a file; keep its text when it produced findings (for their snippets).
+pub(super) fn read_file(path: &Path, text: &str, partial: &mut Partial) -> FileDocuments {
+    let name = display_name(path);
+    let before = partial.findings.len();
+    let docs = read_documents(&name, text, &mut partial.findings);
+    if partial.findings.len() > before {
+        partial.sources.add(name, Arc::from(text));
+    }
+    docs
+}
+
+/// Handle `files` on every core: each worker takes the next file until none is left.
+pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(files.len().div_ceil(32))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut partial = Partial::default();
+        while partial.error.is_none() {
+            let Some((i, path)) = files.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            let text = match read(path) {
+                Ok(text) => text,
+                Err(e) => {
+                    partial.error = Some(e);
+                    break;
+                }
+            };
+            let before = partial.findings.len() + partial.job_findings.len();
+            let name = display_name(path);
+            let docs = read_documents(&name, &text, &mut partial.findings);
+            if !docs.pools.is_empty() {
+                let mut pools = run.pools.write().unwrap_or_else(|p| p.into_inner());
+                for (d, pool) in docs.pools {
+                    pools.register((*i, d), pool);
+                }
+            }
+            for (d, job) in docs.jobs {
+                job_done(run, (*i, d), job, &mut partial);
+            }
+            if partial.findings.len() + partial.job_findings.len() > before {
+                partial.sources.add(name, Arc::from(text));
+            }
+        }
+        partial
+    };
+    if workers == 1 {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+        let mut total = Partial::default();
+        for h in handles {
+            match h.join() {
+                Ok(p) => total.merge(p),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        total
+    })
+}
+
+/// Resolve, render, verify and hand over one job (or let it wait for its pool).
+pub(super) fn job_done(
+    run: &Run<'_>,
+    order: Order,
+    job: Loaded<JobDocument>,
+    partial: &mut Partial,
+) {
+    let pool_name = job.value.spec.pool.clone();
+    let (pool, broken) = {
+        let pools = run.pools();
+        (
+            pools.by_name.get(&pool_name).cloned(),
+            pools.broken(&pool_name),
+        )
+    };
+    let Some(pool) = pool else {
+        if !run.last_pass {
+            partial.deferred.push(order);
+            return;
+        }
+        let known: Vec<String> = run.pools().by_name.keys().cloned().collect();
+        partial.findings.at(
+            Rule::UnknownPool,
+            format!(
+                "pool `{pool_name}` is not defined; known pools: {}",
+                if known.is_empty() {
+                    "none (pass --pools)".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            job.doc.locate(&[Seg::Key("spec"), Seg::Key("pool")]),
+        );
+        return;
+    };
+    let name_at = job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
+    partial
+        .names
+        .push((job.value.metadata.name.clone(), order, name_at));
+    let mut findings = Findings::default();
+    let rendered = render_job(run, &job, &pool, broken, &mut findings);
+    if !findings.is_empty() {
+        partial.job_findings.push((pool_name, findings));
+    }
+    let Some(rendered) = rendered else {
+        return;
+    };
+    if run.explain {
+        partial.decisions.push((
+            order,
+            rendered.name.clone(),
+            rendered.pool.clone(),
+            rendered.decisions.clone(),
+        ));
+    }
+    partial.rendered += 1;
+    if let Err(e) = run.sink.accept(order, rendered) {
+        partial.error = Some(e);
+    }
+}
+
+/// Resolve, then render and verify unless the job or its pool has errors.
+fn render_job(
+    run: &Run<'_>,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+    pool_broken: bool,
+    findings: &mut Findings,
+) -> Option<RenderedJob> {
+    let plan = plan::resolve(job, pool, findings);
+    if findings.errors() > 0 || pool_broken {
+        return None;
+    }
+    render_one(run.renderer, run.verifier, job, &plan, findings)
+}
+
+/// Two jobs with one name would write one directory: every later one is an error.
+pub(super) fn duplicate_names(total: &mut Partial) {
+    let mut names = std::mem::take(&mut total.names);
+    names.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for pair in names.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            total.findings.at(
+                Rule::DuplicateName,
+                format!("job `{}` is defined more than once", pair[1].0),
+                pair[1].2.clone(),
+            );
+        }
+    }
+}
