@@ -149,7 +149,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         });
         let _ = writeln!(io.err, "detected {what}: {}", summary(&findings));
     }
-    if let Some(text) = pool {
+    if let Some(text) = pool.filter(|t| !t.is_empty()) {
         write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
     }
     let consequence = if draft.is_some() {
