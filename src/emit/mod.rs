@@ -26,7 +26,8 @@ pub struct Staging {
     dir: PathBuf,
     staging: PathBuf,
     existed: bool,
-    staged: Mutex<Vec<(PathBuf, PathBuf)>>,
+    /// (serial number of the staged file, its path relative to `dir`).
+    staged: Mutex<Vec<(usize, Box<str>)>>,
     serial: AtomicUsize,
     committed: std::sync::atomic::AtomicBool,
     created: AtomicUsize,
@@ -85,18 +86,20 @@ impl Staging {
         self.staged
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((temp, target));
+            .push((n, file.path.as_str().into()));
         Ok(())
     }
 
     /// Move every staged file into place.
     pub fn commit(self) -> Result<Written, Error> {
         let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
-        let place = |(temp, target): &(PathBuf, PathBuf)| {
+        let place = |(n, path): &(usize, Box<str>)| {
+            let target = self.dir.join(&**path);
             if let Some(parent) = target.parent() {
                 fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
-            fs::rename(temp, target).map_err(|e| Error::io(target, e))
+            let temp = self.staging.join(n.to_string());
+            fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))
         };
         // mkdir and rename wait on the filesystem, not the CPU: a few threads overlap them.
         let threads = if staged.len() < 64 { 1 } else { 4 };
