@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::{ArgGroup, Args};
 
 use super::Streams;
-use super::output::{Format, OutputArgs, summary, write_findings};
+use super::output::{OutputArgs, write_findings};
 use crate::check::{Findings, Rule};
 use crate::dockerfile::{self, Family, Install, PackageSet, Pins, base_image, image_check};
 use crate::error::Error;
@@ -173,14 +173,6 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
         image_check::dpkg_capture(&name, &text, &mut findings);
     }
     findings.sort();
-    let color = args.report.colored(io.terminal.stdout);
-    write_findings(io.out, &findings, &sources, args.report.format, color);
-    if args.report.format == Format::Human {
-        let _ = writeln!(
-            io.err,
-            "{checked} Dockerfile(s) checked: {}",
-            summary(&findings)
-        );
-    }
-    super::verdict(&findings, &args.report, "")
+    let what = format!("{checked} Dockerfile(s) checked");
+    super::report_findings(io, &findings, &sources, &args.report, &what)
 }

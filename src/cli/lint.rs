@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
-use super::output::{Format, OutputArgs, summary, write_findings};
+use super::output::OutputArgs;
 use crate::check::lint;
 use crate::error::Error;
 
@@ -20,22 +20,9 @@ pub struct LintArgs {
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let report = lint::lint(&args.manifests)?;
-    let color = args.report.colored(io.terminal.stdout);
-    write_findings(
-        io.out,
-        &report.findings,
-        &report.sources,
-        args.report.format,
-        color,
+    let what = format!(
+        "{} PyTorchJob(s) in {} file(s) linted",
+        report.jobs, report.files
     );
-    if args.report.format == Format::Human {
-        let _ = writeln!(
-            io.err,
-            "{} PyTorchJob(s) in {} file(s) linted: {}",
-            report.jobs,
-            report.files,
-            summary(&report.findings)
-        );
-    }
-    super::verdict(&report.findings, &args.report, "")
+    super::report_findings(io, &report.findings, &report.sources, &args.report, &what)
 }

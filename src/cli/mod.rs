@@ -130,6 +130,24 @@ pub struct Streams<'a> {
     pub terminal: Terminal,
 }
 
+/// For commands whose product is their findings (validate, lint, image-check):
+/// findings on stdout, a human summary line (`what: 0 errors, ...`) on stderr, then
+/// the verdict.
+fn report_findings(
+    io: &mut Streams<'_>,
+    findings: &Findings,
+    sources: &crate::source::Sources,
+    args: &output::OutputArgs,
+    what: &str,
+) -> Result<(), Error> {
+    let color = args.colored(io.terminal.stdout);
+    output::write_findings(io.out, findings, sources, args.format, color);
+    if args.format == output::Format::Human {
+        let _ = writeln!(io.err, "{what}: {}", output::summary(findings));
+    }
+    verdict(findings, args, "")
+}
+
 /// The error findings call for under the output options, if any.
 fn verdict(
     findings: &Findings,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
-use super::output::{Format, OutputArgs, summary, write_findings};
+use super::output::OutputArgs;
 use crate::error::Error;
 use crate::pipeline::{self, Discard, Request};
 
@@ -31,21 +31,6 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         templates: args.templates.clone(),
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
-    let color = args.report.colored(io.terminal.stdout);
-    write_findings(
-        io.out,
-        &outcome.findings,
-        &outcome.sources,
-        args.report.format,
-        color,
-    );
-    if args.report.format == Format::Human {
-        let _ = writeln!(
-            io.err,
-            "{} job(s) checked: {}",
-            outcome.rendered,
-            summary(&outcome.findings)
-        );
-    }
-    super::verdict(&outcome.findings, &args.report, "")
+    let what = format!("{} job(s) checked", outcome.rendered);
+    super::report_findings(io, &outcome.findings, &outcome.sources, &args.report, &what)
 }

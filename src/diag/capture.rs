@@ -141,13 +141,8 @@ fn ibstat_line(
         *port = Some(n);
         return true;
     }
-    let Some(p) = *port else {
-        return true; // CA-level facts (type, firmware, GUIDs) are not needed
-    };
-    match IBSTAT_FACTS.iter().find(|(k, _)| *k == key) {
-        Some((_, fact)) => port_fact(obs, device, p, *fact, value, at),
-        None => true,
-    }
+    // Before `Port N:`, CA-level facts (type, firmware, GUIDs) are not needed.
+    port_line(obs, device, *port, IBSTAT_FACTS, key, value, at)
 }
 
 /// What a port line says, whatever the tool's spelling.
@@ -175,6 +170,24 @@ const DEVINFO_FACTS: &[(&str, Fact)] = &[
     ("sm_lid", Fact::SmLid),
     ("link_layer", Fact::LinkLayer),
 ];
+
+/// A `key: value` line inside a port block: a fact when `facts` names the key, and
+/// ignored (but read) otherwise or outside a port.
+fn port_line(
+    obs: &mut Observations,
+    device: &str,
+    port: Option<u32>,
+    facts: &[(&str, Fact)],
+    key: &str,
+    value: &str,
+    at: &Location,
+) -> bool {
+    let fact = facts.iter().find(|(k, _)| *k == key).map(|(_, f)| *f);
+    match (port, fact) {
+        (Some(p), Some(fact)) => port_fact(obs, device, p, fact, value, at),
+        _ => true,
+    }
+}
 
 /// Record one fact about a port. Values may carry a code (`PORT_ACTIVE (4)`): the
 /// first word counts.
@@ -220,13 +233,9 @@ fn devinfo_line(
             Err(_) => false,
         };
     }
-    let Some(p) = *port else {
-        return true; // device-level facts: transport (says InfiniBand even for RoCE), fw_ver, ...
-    };
-    match DEVINFO_FACTS.iter().find(|(k, _)| *k == key) {
-        Some((_, fact)) => port_fact(obs, device, p, *fact, value, at),
-        None => true,
-    }
+    // Before `port:`, device-level facts (transport, which says InfiniBand even for
+    // RoCE; fw_ver, ...) are not needed.
+    port_line(obs, device, *port, DEVINFO_FACTS, key, value, at)
 }
 
 /// `GID[  3]:    ::ffff:11.0.0.72, RoCE v2` (`ibv_devinfo -v`).
