@@ -12,6 +12,7 @@ pub mod diag;
 pub mod dockerfile;
 pub mod emit;
 pub mod error;
+pub mod files;
 pub mod golden;
 pub mod pipeline;
 pub mod plan;

@@ -2,36 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
-use std::path::Path;
 use std::sync::Arc;
-
-/// Read a small file: open and read until the end, without the size queries (statx,
-/// lseek) `fs::read` and `read_to_end` make first. Jobs and manifests are a few KiB
-/// and thousands are read per run, where each system call counts.
-pub fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    const CHUNK: usize = 16 * 1024;
-    let mut file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    let mut len = 0;
-    loop {
-        bytes.resize(len + CHUNK, 0);
-        match file.read(&mut bytes[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    bytes.truncate(len);
-    Ok(bytes)
-}
-
-/// [`read_small`] as UTF-8 text.
-pub fn read_small_text(path: &Path) -> std::io::Result<String> {
-    String::from_utf8(read_small(path)?)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-}
 
 /// A position in an input file. Lines and columns are 1-based, columns count characters.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -25,7 +25,7 @@ pub struct LintReport {
 pub fn lint(paths: &[PathBuf]) -> Result<LintReport, Error> {
     let mut report = LintReport::default();
     for path in yaml_files(paths)? {
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
         let name = display_name(&path);
         lint_text(&mut report, name, text);
         report.files += 1;

@@ -188,13 +188,26 @@ fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<String
 
 fn read(path: &PathBuf) -> Result<(Arc<str>, String), Error> {
     if path.as_os_str() == "-" {
-        let mut text = String::new();
+        let mut bytes = Vec::new();
+        let limit = crate::files::max_file_size();
         std::io::stdin()
-            .read_to_string(&mut text)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
             .map_err(|e| Error::io(path, e))?;
-        return Ok((Arc::from("<stdin>"), text));
+        if bytes.len() as u64 > limit {
+            return Err(Error::io(
+                path,
+                std::io::Error::other(format!(
+                    "is larger than {limit} bytes, the most rdmagen reads (--max-file-size)"
+                )),
+            ));
+        }
+        return Ok((
+            Arc::from("<stdin>"),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::files::read_regular(path).map_err(|e| Error::io(path, e))?;
     Ok((
         display_name(path),
         String::from_utf8_lossy(&bytes).into_owned(),

@@ -53,7 +53,7 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let pins = match &args.pin {
         None => Pins::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
             let name = display_name(path);
             sources.add(name.clone(), Arc::from(text.as_str()));
             match Pins::parse(&text, family) {
@@ -107,7 +107,7 @@ fn produce(
             _ => install.snippet(),
         }));
     };
-    let source = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let source = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
     let name = display_name(path);
     sources.add(name.clone(), Arc::from(source.as_str()));
     let at = |line: usize| Location {
@@ -160,14 +160,14 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
     let profile = profile(args.platform);
     let mut checked = 0;
     for path in &args.dockerfiles {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
         let name = display_name(path);
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dockerfile(&name, &text, profile, &mut findings);
         checked += 1;
     }
     if let Some(path) = &args.dpkg {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
         let name = display_name(path);
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dpkg_capture(&name, &text, &mut findings);

@@ -32,6 +32,10 @@ use crate::error::Error;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The largest file rdmagen reads (inputs, templates, golden files, captures), in
+    /// bytes; a larger one is an error, never a partial read.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = crate::files::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,6 +99,7 @@ pub fn run(
             return 0;
         }
     };
+    crate::files::set_max_file_size(cli.max_file_size);
     let streams = &mut Streams { out, err, terminal };
     let result = match &cli.command {
         Command::Render(args) => render::run(args, streams),

@@ -64,7 +64,7 @@ impl Staging {
         let target = self.dir.join(&file.path);
         // A directory this run created holds nothing to compare with.
         let old = if self.existed {
-            crate::source::read_small(&target).ok()
+            crate::files::read_regular(&target).ok()
         } else {
             None
         };

@@ -124,7 +124,7 @@ impl Comparator {
 
     fn compare(&self, file: &OutputFile) -> Result<(), Error> {
         let path = self.dir.join(&file.path);
-        let diff = match crate::source::read_small(&path) {
+        let diff = match crate::files::read_regular(&path) {
             Ok(bytes) if bytes == file.text.as_bytes() => None,
             Ok(bytes) => Some(FileDiff {
                 path: file.path.clone(),

@@ -89,7 +89,7 @@ pub(super) fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<P
 }
 
 pub(super) fn read(path: &Path) -> Result<String, Error> {
-    crate::source::read_small_text(path).map_err(|e| Error::io(path, e))
+    crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
 /// Parse a file; keep its text when it produced findings (for their snippets).

@@ -83,7 +83,7 @@ pub fn strict_environment() -> Environment<'static> {
 }
 
 fn read(path: &PathBuf) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+    crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
 /// Text for a `# ...` comment line: control characters (line breaks among them)
