@@ -1,7 +1,7 @@
 //! `rdmagen detect`: a Pool from what a node says.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
@@ -186,7 +186,7 @@ fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<String
     Ok(text)
 }
 
-fn read(path: &PathBuf) -> Result<(Arc<str>, String), Error> {
+fn read(path: &Path) -> Result<(Arc<str>, String), Error> {
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
         let limit = crate::files::max_file_size();

@@ -6,7 +6,7 @@
 
 mod yaml_scalar;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, Output, State, UndefinedBehavior};
@@ -82,7 +82,7 @@ pub fn strict_environment() -> Environment<'static> {
     env
 }
 
-fn read(path: &PathBuf) -> Result<String, Error> {
+fn read(path: &Path) -> Result<String, Error> {
     crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
