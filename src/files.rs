@@ -115,8 +115,12 @@ pub struct Entry {
 }
 
 /// Every entry below `root` (not the root itself), sorted by path, without following
-/// any symlink: a symlink is listed as one, never entered.
+/// any symlink: a symlink is listed as one, never entered. A root that is a symlink
+/// is refused.
 pub fn walk(root: &Path) -> io::Result<Vec<Entry>> {
+    if kind_of(root)? == Some(FileType::Symlink) {
+        return Err(symlink_refused());
+    }
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(root)
         .min_depth(1)

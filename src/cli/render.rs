@@ -8,7 +8,7 @@ use clap::Args;
 use super::Streams;
 use super::diff_output::{self, Labels};
 use super::output::{OutputArgs, write_findings};
-use crate::emit::Staging;
+use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
 use crate::pipeline::{self, Collect, Outcome, Report, Request};
@@ -47,9 +47,13 @@ pub struct RenderArgs {
         help_heading = "Golden files"
     )]
     pub bless: bool,
-    /// With --bless, delete files in DIR that no input renders.
+    /// With --bless, delete the files in DIR that rdmagen wrote (listed in
+    /// DIR/.rdmagen-owned) and that no input renders any more.
     #[arg(long, requires = "bless", help_heading = "Golden files")]
     pub prune: bool,
+    /// Fail at once when another rdmagen run is using DIR, instead of waiting for it.
+    #[arg(long, requires = "output")]
+    pub no_wait: bool,
     /// Also print a structural summary of differences (on by default on a terminal).
     #[arg(long, help_heading = "Golden files")]
     pub semantic: bool,
@@ -100,13 +104,10 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let mode = args.mode();
     match mode {
         Mode::Write => {
-            let staging = Staging::new(dir)?;
-            let report = pipeline::run_with(&request, &staging, args.explain)?;
-            if let Err(e) = finish_findings(args, &report, io, mode) {
-                staging.abort();
-                return Err(e);
-            }
-            let written = staging.commit()?;
+            let writer = OutputWriter::open(dir, &mut waiting(args, io.err))?;
+            let report = pipeline::run_with(&request, &writer, args.explain)?;
+            finish_findings(args, &report, io, mode)?;
+            let written = writer.commit(false)?;
             let _ = writeln!(
                 io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
@@ -116,6 +117,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 written.updated,
                 written.unchanged
             );
+            report_left(&written.left, io);
             Ok(())
         }
         Mode::Check => {
@@ -126,10 +128,17 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                     dir.display()
                 );
             }
-            let comparator = Comparator::new(dir, true);
+            // Held until the comparison ends: no writer swaps the tree meanwhile.
+            let held = OutputDir::open(dir, Access::Shared, false, &mut waiting(args, io.err))?;
+            let old = match &held {
+                Some(out) => OldTree::scan(out.path(), dir.clone())?,
+                None => OldTree::empty(dir.clone(), dir.clone()),
+            };
+            let comparator = Comparator::new(old.into(), true);
             let report = pipeline::run_with(&request, &comparator, args.explain)?;
             finish_findings(args, &report, io, mode)?;
             let cmp = comparator.finish()?;
+            drop(held);
             let label = dir.to_string_lossy();
             let labels = Labels {
                 old: &label,
@@ -139,16 +148,40 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
         }
         Mode::Bless => {
-            let blessing = Blessing::new(dir)?;
+            let blessing = Blessing::new(dir, &mut waiting(args, io.err))?;
             let report = pipeline::run_with(&request, &blessing, args.explain)?;
-            if let Err(e) = finish_findings(args, &report, io, mode) {
-                blessing.abort();
-                return Err(e);
-            }
+            finish_findings(args, &report, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
-            report_bless(dir, &blessed, io);
+            report_bless(dir, &blessed, args.prune, io);
             Ok(())
         }
+    }
+}
+
+/// How to wait for another run on DIR: with a notice, so the wait is not taken for a
+/// hang, or not at all with --no-wait.
+fn waiting<'a>(args: &RenderArgs, err: &'a mut dyn Write) -> Waiting<'a> {
+    let notify = Box::new(move |dir: &Path| {
+        let _ = writeln!(
+            err,
+            "waiting for another rdmagen run to finish with {} (--no-wait fails instead)",
+            dir.display()
+        );
+    });
+    Waiting {
+        no_wait: args.no_wait,
+        notify,
+    }
+}
+
+/// What a clean-up could not remove: said, so that nobody wonders where it came from.
+fn report_left(left: &[PathBuf], io: &mut Streams<'_>) {
+    for path in left {
+        let _ = writeln!(
+            io.err,
+            "warning: could not remove {}, left by rdmagen's clean-up; delete it by hand",
+            path.display()
+        );
     }
 }
 
@@ -186,28 +219,40 @@ fn finish_findings(
     Ok(())
 }
 
-fn report_bless(dir: &Path, blessed: &Blessed, io: &mut Streams<'_>) {
+fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>) {
+    let w = &blessed.written;
+    let mut kept = 0;
     for f in &blessed.before.files {
         let what = match f.status {
             Status::Differs => "updated",
             Status::Missing => "created",
-            Status::Stale if blessed.pruned => "deleted",
-            Status::Stale => "stale (kept; --prune deletes it)",
+            Status::Stale if w.pruned.contains(&f.path) => "deleted",
+            Status::Stale if prune => {
+                kept += 1;
+                "stale (kept: rdmagen did not write it, by DIR/.rdmagen-owned)"
+            }
+            Status::Stale => {
+                kept += 1;
+                "stale (kept; --prune deletes it)"
+            }
             Status::Same => continue,
         };
         let _ = writeln!(io.err, "{what}: {}", dir.join(&f.path).display());
     }
-    let w = &blessed.written;
-    let stale = blessed.before.count(Status::Stale);
+    let stale = if prune {
+        format!("{} deleted, {kept} stale kept", w.pruned.len())
+    } else {
+        format!("{kept} stale")
+    };
     let _ = writeln!(
         io.err,
-        "blessed {}: {} created, {} updated, {} unchanged, {stale} {}",
+        "blessed {}: {} created, {} updated, {} unchanged, {stale}",
         dir.display(),
         w.created,
         w.updated,
         w.unchanged,
-        if blessed.pruned { "deleted" } else { "stale" }
     );
+    report_left(&w.left, io);
 }
 
 fn explain(report: &Report, w: &mut dyn Write) {

@@ -1,17 +1,33 @@
-//! Emit: write an output tree atomically. Files are first written to a staging
-//! directory inside the output directory, as they are rendered, and renamed into place
-//! only when the whole run succeeded; otherwise the staging directory is removed and
-//! the output directory is as it was. A file whose content is unchanged is left alone,
-//! so its timestamp survives.
+//! Emit: replace an output directory's tree with the rendered one, all or nothing.
+//!
+//! - [`output_dir`] resolves `-o DIR` once (no symlink, no `..` after a missing name)
+//!   and locks it, so runs on one directory take turns.
+//! - [`old_tree`] reads what DIR holds, without following anything, and which files
+//!   rdmagen can prove it wrote ([`owned`]: the `.rdmagen-owned` record).
+//! - [`OutputWriter`] stages each rendered file as it arrives into a new tree beside
+//!   DIR; on success it adds hard links to everything it keeps (unchanged outputs, the
+//!   user's files, stale files not pruned) and [`swap`] exchanges the trees in one
+//!   rename. A failure at any point before the swap removes only the staging area.
 
+pub mod old_tree;
+pub mod output_dir;
+pub mod owned;
+pub mod swap;
+
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::pipeline::OutputFile;
+use crate::files;
+use crate::pipeline::{Order, OutputFile, RenderedJob, Sink};
+
+pub use old_tree::OldTree;
+pub use output_dir::{Access, OutputDir, Waiting};
+use owned::RECORD;
 
 /// What a write did, for the summary line.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -19,136 +35,250 @@ pub struct Written {
     pub created: usize,
     pub updated: usize,
     pub unchanged: usize,
+    /// Stale files deleted (`--prune`): rdmagen's own, by its record.
+    pub pruned: BTreeSet<String>,
+    /// What a clean-up could not remove (the old tree's remains), to report.
+    pub left: Vec<PathBuf>,
 }
 
-/// Files being written into `dir`, safe to use from several threads.
-pub struct Staging {
-    dir: PathBuf,
-    staging: PathBuf,
-    existed: bool,
-    /// (serial number of the staged file, its path relative to `dir`).
-    staged: Mutex<Vec<(usize, Box<str>)>>,
-    serial: AtomicUsize,
-    committed: std::sync::atomic::AtomicBool,
+/// Builds the new tree of an output directory as jobs are rendered, and swaps it in.
+/// Safe to use from several threads.
+pub struct OutputWriter {
+    out: OutputDir,
+    old: Arc<OldTree>,
+    staging: Option<swap::Staging>,
+    /// The new tree being built (inside the staging area).
+    tree: PathBuf,
+    rendered: Mutex<BTreeSet<String>>,
+    unchanged: Mutex<Vec<String>>,
     created: AtomicUsize,
     updated: AtomicUsize,
-    unchanged: AtomicUsize,
+    /// What earlier, killed runs left and this one could not remove.
+    recovered_left: Vec<PathBuf>,
 }
 
-impl Staging {
-    pub fn new(dir: &Path) -> Result<Self, Error> {
-        let existed = dir.exists();
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let staging = dir.join(format!(".rdmagen-staging-{}", std::process::id()));
-        if let Err(e) = fs::create_dir(&staging) {
-            if !existed {
-                let _ = fs::remove_dir_all(dir);
-            }
-            return Err(Error::io(&staging, e));
-        }
-        Ok(Staging {
-            dir: dir.to_path_buf(),
-            staging,
-            existed,
-            staged: Mutex::new(Vec::new()),
-            serial: AtomicUsize::new(0),
-            committed: std::sync::atomic::AtomicBool::new(false),
+impl OutputWriter {
+    /// Lock `dir` (creating it when missing), finish what killed runs left beside it,
+    /// read what it holds, and create the staging area.
+    pub fn open(dir: &Path, waiting: &mut Waiting<'_>) -> Result<Self, Error> {
+        let Some(out) = OutputDir::open(dir, Access::Exclusive, true, waiting)? else {
+            return Err(Error::Usage(format!(
+                "{}: cannot be created",
+                dir.display()
+            )));
+        };
+        let recovered_left = swap::recover(&out.parent, &out.name, &out.path());
+        let old = Arc::new(OldTree::scan(out.path(), dir.to_path_buf())?);
+        let staging = swap::Staging::create(&out.parent, &out.name).map_err(|e| {
+            Error::io(
+                &out.parent,
+                std::io::Error::other(format!(
+                    "cannot create the staging area for {} beside it: {e}",
+                    dir.display()
+                )),
+            )
+        })?;
+        Ok(OutputWriter {
+            out,
+            old,
+            tree: staging.tree.clone(),
+            staging: Some(staging),
+            rendered: Mutex::default(),
+            unchanged: Mutex::default(),
             created: AtomicUsize::new(0),
             updated: AtomicUsize::new(0),
-            unchanged: AtomicUsize::new(0),
+            recovered_left,
         })
     }
 
-    /// Stage one file (or count it unchanged).
+    /// What the directory held when the run started.
+    pub fn old_tree(&self) -> Arc<OldTree> {
+        Arc::clone(&self.old)
+    }
+
+    /// Stage one rendered file (or note it unchanged).
     pub fn put(&self, file: &OutputFile) -> Result<(), Error> {
-        let target = self.dir.join(&file.path);
-        // A directory this run created holds nothing to compare with.
-        let old = if self.existed {
-            crate::files::read_regular(&target).ok()
-        } else {
-            None
-        };
-        let counter = match old {
-            Some(old) if old == file.text.as_bytes() => {
-                self.unchanged.fetch_add(1, Ordering::Relaxed);
+        let rel = file.path.as_str();
+        if !owned::is_plain_relative(rel) || rel == RECORD {
+            return Err(Error::Usage(format!(
+                "refusing to write {rel:?}: not a plain path below the output directory"
+            )));
+        }
+        if !lock(&self.rendered).insert(rel.to_owned()) {
+            return Err(Error::Usage(format!("{rel} is rendered twice")));
+        }
+        if self.old.has_file(rel)? {
+            let path = self.old.path(rel);
+            let old = files::read_regular(&path).map_err(|e| Error::io(&self.old.shown(rel), e))?;
+            if old == file.text.as_bytes() {
+                lock(&self.unchanged).push(rel.to_owned());
                 return Ok(());
             }
-            Some(_) => &self.updated,
-            None => &self.created,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        // Staged files are flat (numbered): one directory, no mkdir per job.
-        let n = self.serial.fetch_add(1, Ordering::Relaxed);
-        let temp = self.staging.join(n.to_string());
-        let mut out = fs::File::create(&temp).map_err(|e| Error::io(&temp, e))?;
-        out.write_all(file.text.as_bytes())
-            .map_err(|e| Error::io(&temp, e))?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((n, file.path.as_str().into()));
-        Ok(())
+            self.updated.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.created.fetch_add(1, Ordering::Relaxed);
+        }
+        write_new(&self.tree.join(rel), file.text.as_bytes())
     }
 
-    /// Move every staged file into place.
-    pub fn commit(self) -> Result<Written, Error> {
-        let staged = std::mem::take(&mut *self.staged.lock().unwrap_or_else(|p| p.into_inner()));
-        let place = |(n, path): &(usize, Box<str>)| {
-            let target = self.dir.join(&**path);
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            let temp = self.staging.join(n.to_string());
-            fs::rename(&temp, &target).map_err(|e| Error::io(&target, e))
-        };
-        // mkdir and rename wait on the filesystem, not the CPU: a few threads overlap them.
-        let threads = if staged.len() < 64 { 1 } else { 4 };
-        let chunk = staged.len().div_ceil(threads).max(1);
-        let result = std::thread::scope(|scope| {
-            let handles: Vec<_> = staged
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().try_for_each(place)))
-                .collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        });
-        let written = Written {
+    /// Finish the new tree and swap it in; with `prune`, rdmagen's own files that no
+    /// input rendered are left out of it. Nothing changes on disk when nothing would.
+    pub fn commit(mut self, prune: bool) -> Result<Written, Error> {
+        let rendered = std::mem::take(&mut *lock(&self.rendered));
+        let unchanged = std::mem::take(&mut *lock(&self.unchanged));
+        let mut written = Written {
             created: self.created.load(Ordering::Relaxed),
             updated: self.updated.load(Ordering::Relaxed),
-            unchanged: self.unchanged.load(Ordering::Relaxed),
+            unchanged: unchanged.len(),
+            left: std::mem::take(&mut self.recovered_left),
+            ..Written::default()
         };
-        if result.is_ok() {
-            let _ = fs::remove_dir_all(&self.staging);
-            self.committed.store(true, Ordering::Relaxed);
+        let old = Arc::clone(&self.old);
+        let stale: Vec<&str> = old.files().filter(|rel| !rendered.contains(*rel)).collect();
+        written.pruned = stale
+            .iter()
+            .filter(|rel| prune && old.owns(rel))
+            .map(|rel| (*rel).to_owned())
+            .collect();
+        let kept: Vec<&str> = stale
+            .into_iter()
+            .filter(|rel| !written.pruned.contains(*rel))
+            .collect();
+        let mut owned_now = rendered;
+        owned_now.extend(
+            kept.iter()
+                .filter(|rel| old.owns(rel))
+                .map(|rel| (*rel).to_owned()),
+        );
+        let record = owned::format(&owned_now);
+        let old_record = match old.has_file(RECORD)? {
+            true => files::read_regular(&old.path(RECORD)).ok(),
+            false => None,
+        };
+        let changed = written.created + written.updated > 0
+            || !written.pruned.is_empty()
+            || old_record.as_deref() != Some(record.as_bytes());
+        let Some(mut staging) = self.staging.take() else {
+            return Ok(written);
+        };
+        if !changed {
+            staging.discard();
+            return Ok(written);
         }
-        result.map(|()| written)
+        let result = self.build_and_swap(&mut staging, &unchanged, &kept, &record);
+        match result {
+            Ok(()) => {
+                written.left.extend(swap::clear_old_tree(
+                    &staging.tree,
+                    &self.out.path(),
+                    self.old.owned(),
+                ));
+                let _ = fs::remove_file(staging.container.join("lock"));
+                let _ = fs::remove_dir(&staging.container);
+                Ok(written)
+            }
+            Err(e) => {
+                staging.discard();
+                Err(e)
+            }
+        }
     }
 
-    /// Drop everything staged; the output directory is left as it was.
-    pub fn abort(self) {}
-}
-
-/// Whatever ends a run early (an error, a panic) leaves the output directory as it
-/// was: the staging directory goes, and so does an output directory this run created.
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if self.committed.load(Ordering::Relaxed) {
-            return;
-        }
-        let _ = fs::remove_dir_all(&self.staging);
-        if !self.existed {
-            let _ = fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-impl crate::pipeline::Sink for Staging {
-    fn accept(
-        &self,
-        _: crate::pipeline::Order,
-        job: crate::pipeline::RenderedJob,
+    /// Link what stays, write the record, give directories their modes, flush, and
+    /// exchange the trees.
+    fn build_and_swap(
+        &mut self,
+        staging: &mut swap::Staging,
+        unchanged: &[String],
+        kept: &[&str],
+        record: &str,
     ) -> Result<(), Error> {
+        let tree = staging.tree.clone();
+        let old = Arc::clone(&self.old);
+        for dir in old.dirs() {
+            let path = tree.join(dir);
+            match fs::create_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        for rel in unchanged
+            .iter()
+            .map(String::as_str)
+            .chain(kept.iter().copied())
+        {
+            fs::hard_link(old.path(rel), tree.join(rel)).map_err(|e| {
+                Error::io(
+                    &old.shown(rel),
+                    std::io::Error::other(format!("cannot keep it in the new tree: {e}")),
+                )
+            })?;
+        }
+        write_new(&tree.join(RECORD), record.as_bytes())?;
+        // A directory that held only pruned files goes with them; every other
+        // directory keeps its permission bits (a read-only one too, set last).
+        for dir in old.dirs().collect::<Vec<_>>().into_iter().rev() {
+            let path = tree.join(dir);
+            if fs::remove_dir(&path).is_ok() && !is_empty_dir(&old.path(dir)) {
+                continue;
+            }
+            let _ = fs::create_dir(&path);
+            swap::copy_mode(&old.path(dir), &path).map_err(|e| Error::io(&path, e))?;
+        }
+        swap::copy_mode(old.root(), &tree).map_err(|e| Error::io(&tree, e))?;
+        let dir = self.out.path();
+        let io = |e| Error::io(&self.out.shown, e);
+        swap::sync_tree(&tree).map_err(io)?;
+        staging
+            .note_swap(self.out.identity()?, swap::inode_of(&tree).map_err(io)?)
+            .map_err(io)?;
+        // Hold the lock on the new tree before it takes the name: a run waiting on the
+        // old one then finds the name moved and waits on the new one.
+        let old_lock = self.out.relock(swap::open_dir(&tree).map_err(io)?)?;
+        if let Err(e) = swap::exchange(&tree, &dir, &staging.container.join("old")) {
+            let _ = self.out.relock(old_lock);
+            return Err(Error::io(&self.out.shown, e));
+        }
+        self.out.created = false;
+        swap::sync_dir(&self.out.parent).map_err(|e| Error::io(&self.out.parent, e))?;
+        Ok(())
+    }
+}
+
+impl Drop for OutputWriter {
+    /// A run that ends early (an error, a panic) removes its staging area only; the
+    /// output directory is as it was.
+    fn drop(&mut self) {
+        if let Some(staging) = self.staging.take() {
+            staging.discard();
+        }
+    }
+}
+
+impl Sink for OutputWriter {
+    fn accept(&self, _: Order, job: RenderedJob) -> Result<(), Error> {
         job.files.iter().try_for_each(|f| self.put(f))
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn is_empty_dir(path: &Path) -> bool {
+    fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// Write a new file in the staging area (which only this run writes to).
+fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let mut out = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    out.write_all(bytes).map_err(|e| Error::io(path, e))
 }

@@ -1,11 +1,14 @@
 //! Compare rendered files with what a directory holds (golden files), or two trees.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use walkdir::WalkDir;
+use rustix::fs::FileType;
 
+use crate::emit::OldTree;
 use crate::error::Error;
+use crate::files;
 use crate::pipeline::OutputFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -102,43 +105,46 @@ impl Comparison {
     }
 }
 
-/// Compares rendered jobs with `dir` as they arrive, keeping only what differs:
-/// memory grows with the differences, not with the number of jobs.
+/// Compares rendered jobs with an output directory as they arrive, keeping only what
+/// differs: memory grows with the differences, not with the number of jobs.
 pub struct Comparator {
-    dir: std::path::PathBuf,
+    old: Arc<OldTree>,
     /// Keep both texts of what differs (for diffs); without, only paths and statuses.
     keep_text: bool,
-    changed: std::sync::Mutex<Vec<FileDiff>>,
-    rendered: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    changed: Mutex<Vec<FileDiff>>,
+    rendered: Mutex<BTreeSet<String>>,
 }
 
 impl Comparator {
-    pub fn new(dir: &Path, keep_text: bool) -> Self {
+    pub fn new(old: Arc<OldTree>, keep_text: bool) -> Self {
         Comparator {
-            dir: dir.to_path_buf(),
+            old,
             keep_text,
             changed: Default::default(),
             rendered: Default::default(),
         }
     }
 
+    fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
+        files::read_regular(&self.old.path(rel)).map_err(|e| Error::io(&self.old.shown(rel), e))
+    }
+
     fn compare(&self, file: &OutputFile) -> Result<(), Error> {
-        let path = self.dir.join(&file.path);
-        let diff = match crate::files::read_regular(&path) {
-            Ok(bytes) if bytes == file.text.as_bytes() => None,
-            Ok(bytes) => Some(FileDiff {
+        let diff = if self.old.has_file(&file.path)? {
+            let bytes = self.read(&file.path)?;
+            (bytes != file.text.as_bytes()).then(|| FileDiff {
                 path: file.path.clone(),
                 status: Status::Differs,
                 old: Some(lossy(bytes)),
                 new: Some(file.text.clone()),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(FileDiff {
+            })
+        } else {
+            Some(FileDiff {
                 path: file.path.clone(),
                 status: Status::Missing,
                 old: None,
                 new: Some(file.text.clone()),
-            }),
-            Err(e) => return Err(Error::io(&path, e)),
+            })
         };
         self.rendered
             .lock()
@@ -156,32 +162,25 @@ impl Comparator {
         Ok(())
     }
 
-    /// The comparison: what differs, what is missing, and the files under `dir` that
-    /// nothing rendered (stale).
+    /// The comparison: what differs, what is missing, and every file in the
+    /// directory that nothing rendered (stale), rdmagen's ownership record aside.
     pub fn finish(self) -> Result<Comparison, Error> {
-        let rendered = self
-            .rendered
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut files = self.changed.into_inner().unwrap_or_else(|p| p.into_inner());
+        let rendered =
+            std::mem::take(&mut *self.rendered.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut files =
+            std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()));
         let same = rendered.len() - files.len();
-        for path in list_tree(&self.dir)? {
-            if !rendered.contains(&path) {
-                let old = if self.keep_text {
-                    let full = self.dir.join(&path);
-                    Some(lossy(
-                        std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
-                    ))
-                } else {
-                    None
-                };
-                files.push(FileDiff {
-                    path,
-                    status: Status::Stale,
-                    old,
-                    new: None,
-                });
-            }
+        for path in self.old.files().filter(|p| !rendered.contains(*p)) {
+            let old = match self.keep_text {
+                true => Some(lossy(self.read(path)?)),
+                false => None,
+            };
+            files.push(FileDiff {
+                path: path.to_owned(),
+                status: Status::Stale,
+                old,
+                new: None,
+            });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Comparison { files, same })
@@ -202,7 +201,7 @@ impl crate::pipeline::Sink for Comparator {
 pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
     if old.is_file() && new.is_file() {
         let name = new.to_string_lossy().into_owned();
-        let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
+        let read = |p: &Path| files::read_regular(p).map_err(|e| Error::io(p, e));
         let old_map = BTreeMap::from([(name.clone(), lossy(read(old)?))]);
         let new_map = BTreeMap::from([(name, lossy(read(new)?))]);
         return Ok(Comparison::from_maps(old_map, new_map));
@@ -220,38 +219,29 @@ pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
     Ok(Comparison::from_maps(read_tree(old)?, read_tree(new)?))
 }
 
-/// Every file below `dir` by relative path (sorted), skipping rdmagen's staging
-/// directories; a missing `dir` holds nothing.
-pub fn list_tree(dir: &Path) -> Result<Vec<String>, Error> {
-    let mut out = Vec::new();
-    if !dir.exists() {
-        return Ok(out);
-    }
-    let walker = WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !e.file_name()
-                .to_string_lossy()
-                .starts_with(".rdmagen-staging")
-        });
-    for entry in walker {
-        let entry = entry.map_err(|e| Error::io(dir, e.into()))?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-            out.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-    Ok(out)
-}
-
-/// Every file below `dir` with its text.
+/// Every file below `dir` with its text. A symlink, FIFO or device below it is an
+/// error that names it: nothing is followed or read but regular files.
 pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, String>, Error> {
     let mut out = BTreeMap::new();
-    for rel in list_tree(dir)? {
-        let path = dir.join(&rel);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        out.insert(rel, lossy(bytes));
+    for entry in files::walk(dir).map_err(|e| Error::io(dir, e))? {
+        match entry.kind {
+            FileType::Directory => {}
+            FileType::RegularFile => {
+                let bytes =
+                    files::read_regular(&entry.path).map_err(|e| Error::io(&entry.path, e))?;
+                out.insert(entry.rel, lossy(bytes));
+            }
+            FileType::Symlink => return Err(Error::io(&entry.path, files::symlink_refused())),
+            other => {
+                return Err(Error::io(
+                    &entry.path,
+                    std::io::Error::other(format!(
+                        "is {}; rdmagen reads only regular files",
+                        files::kind_name(other)
+                    )),
+                ));
+            }
+        }
     }
     Ok(out)
 }

@@ -6,9 +6,9 @@ pub mod compare;
 pub mod semantic;
 pub mod unified;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::emit::{self, Staging};
+use crate::emit::{self, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::pipeline::{Order, RenderedJob, Sink};
 
@@ -16,9 +16,8 @@ pub use compare::{Comparator, Comparison, FileDiff, Status};
 
 /// `--bless`: stage every rendered file and note how each compares with the directory.
 pub struct Blessing {
-    dir: PathBuf,
     comparator: Comparator,
-    staging: Staging,
+    writer: OutputWriter,
 }
 
 /// What a bless did.
@@ -27,64 +26,31 @@ pub struct Blessed {
     /// How the directory compared before the bless (paths and statuses).
     pub before: Comparison,
     pub written: emit::Written,
-    pub pruned: bool,
 }
 
 impl Blessing {
-    pub fn new(dir: &Path) -> Result<Self, Error> {
+    pub fn new(dir: &Path, waiting: &mut Waiting<'_>) -> Result<Self, Error> {
+        let writer = OutputWriter::open(dir, waiting)?;
         Ok(Blessing {
-            dir: dir.to_path_buf(),
-            comparator: Comparator::new(dir, false),
-            staging: Staging::new(dir)?,
+            comparator: Comparator::new(writer.old_tree(), false),
+            writer,
         })
     }
 
-    /// Nothing is written: the directory is left as it was.
-    pub fn abort(self) {
-        self.staging.abort();
-    }
-
-    /// Move the staged files into place and, with `prune`, delete the files no input
-    /// renders.
+    /// Swap the new tree in; with `prune`, rdmagen's own files that no input renders
+    /// are left out of it.
     pub fn finish(self, prune: bool) -> Result<Blessed, Error> {
-        let before = match self.comparator.finish() {
-            Ok(c) => c,
-            Err(e) => {
-                self.staging.abort();
-                return Err(e);
-            }
-        };
-        let written = self.staging.commit()?;
-        if prune {
-            for f in before.files.iter().filter(|f| f.status == Status::Stale) {
-                let full = self.dir.join(&f.path);
-                std::fs::remove_file(&full).map_err(|e| Error::io(&full, e))?;
-                remove_empty_parents(&self.dir, &full);
-            }
-        }
-        Ok(Blessed {
-            before,
-            written,
-            pruned: prune,
-        })
+        let before = self.comparator.finish()?;
+        let written = self.writer.commit(prune)?;
+        Ok(Blessed { before, written })
     }
 }
 
 impl Sink for Blessing {
     fn accept(&self, order: Order, job: RenderedJob) -> Result<(), Error> {
         for file in &job.files {
-            self.staging.put(file)?;
+            self.writer.put(file)?;
         }
         self.comparator.accept(order, job)
-    }
-}
-
-fn remove_empty_parents(root: &Path, file: &Path) {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d == root || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
     }
 }

@@ -371,6 +371,7 @@ fn jobs_with_image_build_get_a_dockerfile_only_in_the_output_directory() {
     assert_eq!(
         files,
         [
+            ".rdmagen-owned",
             "llama-pretrain/Dockerfile",
             "llama-pretrain/pytorchjob.yaml"
         ]
