@@ -7,6 +7,7 @@ mod dockerfile;
 mod golden;
 mod golden_review;
 mod lint_and_report;
+mod output_safety;
 mod render_options;
 mod rules;
 mod schemas;

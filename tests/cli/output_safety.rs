@@ -1,0 +1,655 @@
+//! Faults against the output directory, with real processes and real file systems
+//! (issue 10). After every fault: the output directory holds exactly the old tree or
+//! exactly the new one, nothing outside it changed, and no secret reached stdout or
+//! stderr.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::root;
+
+/// In every run's environment and in a file beside the output: it must never be printed.
+const SECRET: &str = "ghp_SECRET_TOKEN_never_printed_4f1c";
+
+const POOL: &str = "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {name: a100-roce}
+spec:
+  platform: generic
+  gpu: {perNode: 8}
+  network: {fabric: roce, hcas: [mlx5_1, mlx5_2], socketIfname: eth0, gidIndex: 3}
+";
+
+/// One entry of a tree: a file's bytes, a directory, or a symlink's target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    File(Vec<u8>),
+    Dir(u32),
+    Link(PathBuf),
+}
+
+type Snapshot = BTreeMap<String, Node>;
+
+/// Every entry below `dir`, without following symlinks; directories with their mode.
+fn snapshot(dir: &Path) -> Snapshot {
+    let mut out = Snapshot::new();
+    if !dir.exists() {
+        return out;
+    }
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let node = if entry.file_type().is_symlink() {
+            Node::Link(std::fs::read_link(entry.path()).unwrap())
+        } else if entry.file_type().is_dir() {
+            Node::Dir(entry.metadata().unwrap().permissions().mode() & 0o777)
+        } else {
+            Node::File(std::fs::read(entry.path()).unwrap())
+        };
+        out.insert(rel, node);
+    }
+    out
+}
+
+/// A scratch area: `inputs-<tag>/` (a pool and `n` jobs), a secret file, and the
+/// output directory (`out/` unless placed elsewhere).
+struct World {
+    dir: tempfile::TempDir,
+    out: PathBuf,
+}
+
+impl World {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret.txt"), SECRET).unwrap();
+        World {
+            out: dir.path().join("out"),
+            dir,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn out(&self) -> PathBuf {
+        self.out.clone()
+    }
+
+    /// `inputs-<tag>/`: `n` jobs, each rendering one file whose image ends in `tag`.
+    fn inputs(&self, tag: &str, n: usize) -> String {
+        let name = format!("inputs-{tag}");
+        let dir = self.path(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pool.yaml"), POOL).unwrap();
+        for i in 0..n {
+            let job = format!(
+                "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: job-{i:04}}}\n\
+                 spec: {{pool: a100-roce, image: \"registry.example.com/train:{tag}\", \
+                 nodes: 2, gpusPerNode: 8, script: train.py}}\n"
+            );
+            std::fs::write(dir.join(format!("job-{i:04}.yaml")), job).unwrap();
+        }
+        name
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rdmagen"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("CI")
+            .env("GITHUB_TOKEN", SECRET)
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let out = self.command(args).output().unwrap();
+        assert_no_secret(&out);
+        out
+    }
+
+    /// Everything but the output directory (and rdmagen's staging areas beside it,
+    /// which are checked separately).
+    fn outside(&self) -> Snapshot {
+        snapshot(self.dir.path())
+            .into_iter()
+            .filter(|(rel, _)| rel != "out" && !rel.starts_with("out/"))
+            .filter(|(rel, _)| !is_staging(rel))
+            .collect()
+    }
+
+    fn staging_areas(&self) -> Vec<String> {
+        std::fs::read_dir(self.out.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| is_staging(name))
+            .collect()
+    }
+}
+
+/// /proc/self belongs to the process's effective user.
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn is_staging(rel: &str) -> bool {
+    rel.starts_with(".rdmagen-")
+}
+
+fn assert_no_secret(out: &Output) {
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(
+            !String::from_utf8_lossy(stream).contains(SECRET),
+            "a secret reached the output:\n{}",
+            String::from_utf8_lossy(stream)
+        );
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A seeded pseudo-random sequence (xorshift), so a failure names its seed.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// The old and new trees of a 2 000-job render, and the time a whole run takes.
+fn old_and_new(world: &World, jobs: usize) -> (String, String, Snapshot, Snapshot, Duration) {
+    let (old_in, new_in) = (world.inputs("v1", jobs), world.inputs("v2", jobs));
+    let out = world.out();
+    let out = out.to_str().unwrap();
+    let started = Instant::now();
+    assert!(world.run(&["render", &new_in, "-o", out]).status.success());
+    let took = started.elapsed();
+    let new = snapshot(&world.out());
+    std::fs::remove_dir_all(world.out()).unwrap();
+    assert!(world.run(&["render", &old_in, "-o", out]).status.success());
+    let old = snapshot(&world.out());
+    assert_ne!(old, new);
+    assert_eq!(
+        old.keys()
+            .filter(|k| k.ends_with("pytorchjob.yaml"))
+            .count(),
+        jobs
+    );
+    (old_in, new_in, old, new, took)
+}
+
+#[test]
+fn a_kill_at_any_point_of_a_2000_job_render_leaves_the_old_or_the_new_tree() {
+    let world = World::new();
+    let (old_in, new_in, old, new, took) = old_and_new(&world, 2000);
+    let outside = world.outside();
+    let seed = Instant::now().elapsed().as_nanos() as u64 ^ 0x9e37_79b9_7f4a_7c15;
+    let mut random = Random(seed | 1);
+    let out = world.out();
+    let out = out.to_str().unwrap();
+    let (mut saw_old, mut saw_new) = (0, 0);
+    for round in 0..10 {
+        // Most kills land late, where files are staged and the tree is swapped.
+        let span = took.as_millis() as u64;
+        let at = Duration::from_millis(span / 3 + random.below(span));
+        let mut child = world
+            .command(&["render", &new_in, "-o", out])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let now = snapshot(&world.out());
+        assert!(
+            now == old || now == new,
+            "seed {seed}, round {round}, killed after {at:?}: a mixed tree ({} entries)",
+            now.len()
+        );
+        if now == old {
+            saw_old += 1;
+        } else {
+            saw_new += 1;
+        }
+        assert_eq!(world.outside(), outside, "seed {seed}: outside changed");
+        // The next run finishes or discards what the killed one left, and goes back.
+        let again = world.run(&["render", &old_in, "-o", out]);
+        assert!(again.status.success(), "{}", stderr(&again));
+        assert_eq!(snapshot(&world.out()), old, "seed {seed}");
+        assert_eq!(world.staging_areas(), Vec::<String>::new(), "seed {seed}");
+    }
+    eprintln!("seed {seed}: {saw_old} kills left the old tree, {saw_new} the new one");
+}
+
+#[test]
+fn a_full_disk_while_staging_leaves_the_old_tree_and_no_staging_area() {
+    let base = tempfile::tempdir().unwrap();
+    let mount = base.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    // A 2 MiB tmpfs: the old tree of 300 jobs (a 4 KiB page per file) fits, a second
+    // copy does not.
+    let mounted = is_root()
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+            .arg(&mount)
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !mounted {
+        // Without the right to mount (not root, or a container without it), the
+        // staging writes cannot be made to fail for real; the kill test above still
+        // covers a run that stops while staging.
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mount.clone());
+    let mut world = World::new();
+    world.out = mount.join("out");
+    std::fs::write(mount.join("user-file"), "kept\n").unwrap();
+    let old_in = world.inputs("v1", 300);
+    let big = world.inputs("v2", 300);
+    let out = world.out();
+    let out = out.to_str().unwrap();
+    let first = world.run(&["render", &old_in, "-o", out]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let old = snapshot(&world.out());
+    let outside = world.outside();
+    let failed = world.run(&["render", &big, "-o", out]);
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("No space left on device"),
+        "{}",
+        stderr(&failed)
+    );
+    assert_eq!(snapshot(&world.out()), old);
+    assert_eq!(world.outside(), outside);
+    assert_eq!(
+        std::fs::read_to_string(mount.join("user-file")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+#[test]
+fn a_read_only_job_directory_is_replaced_whole_and_keeps_its_mode() {
+    let world = World::new();
+    let (_, new_in, _, new, _) = old_and_new(&world, 3);
+    let job = world.out().join("job-0001");
+    std::fs::set_permissions(&job, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut command = world.command(&["render", &new_in, "-o", "out"]);
+    // As root, permissions do not stop a write: run as nobody where that is possible.
+    if is_root() {
+        let nobody = 65534;
+        for entry in walkdir::WalkDir::new(world.dir.path()) {
+            let path = entry.unwrap().into_path();
+            std::os::unix::fs::lchown(&path, Some(nobody), Some(nobody)).unwrap();
+        }
+        command.uid(nobody).gid(nobody);
+    }
+    let out = command.output().unwrap();
+    assert_no_secret(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut expected = new;
+    expected.insert("job-0001".into(), Node::Dir(0o555));
+    assert_eq!(snapshot(&world.out()), expected);
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+#[test]
+fn an_output_directory_whose_parent_is_read_only_is_left_as_it_was() {
+    if is_root() {
+        // Root writes through any mode; the case needs an ordinary user.
+        let world = World::new();
+        let (_, new_in, old, _, _) = old_and_new(&world, 3);
+        let nobody = 65534;
+        for entry in walkdir::WalkDir::new(world.dir.path()) {
+            let path = entry.unwrap().into_path();
+            std::os::unix::fs::lchown(&path, Some(nobody), Some(nobody)).unwrap();
+        }
+        let parent = world.dir.path();
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let out = world
+            .command(&["render", &new_in, "-o", "out"])
+            .uid(nobody)
+            .gid(nobody)
+            .output()
+            .unwrap();
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_no_secret(&out);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot create the staging area for out beside it"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(snapshot(&world.out()), old);
+    } else {
+        eprintln!("skipped: needs root to run a case as another user");
+    }
+}
+
+#[test]
+fn concurrent_runs_take_turns_and_a_failing_one_removes_nothing() {
+    let world = World::new();
+    let (old_in, new_in, old, new, _) = old_and_new(&world, 2000);
+    std::fs::remove_dir_all(world.out()).unwrap();
+    std::fs::write(
+        world.path("bad.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
+    )
+    .unwrap();
+    // Into a new directory: a good run and a failing one at once.
+    let good = world
+        .command(&["render", &new_in, "-o", "out"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bad = world.run(&["render", "bad.yaml", "-o", "out"]);
+    let good = good.wait_with_output().unwrap();
+    assert_no_secret(&good);
+    assert!(good.status.success(), "{}", stderr(&good));
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert_eq!(snapshot(&world.out()), new);
+    // Two good runs with different inputs: the tree is exactly one of them.
+    let first = world
+        .command(&["render", &old_in, "-o", "out"])
+        .spawn()
+        .unwrap();
+    let second = world.run(&["render", &new_in, "-o", "out"]);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success() && second.status.success());
+    let now = snapshot(&world.out());
+    assert!(
+        now == old || now == new,
+        "interleaved: {} entries",
+        now.len()
+    );
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+#[test]
+fn no_wait_fails_at_once_while_another_run_holds_the_directory() {
+    let world = World::new();
+    std::fs::create_dir(world.out()).unwrap();
+    let held = std::fs::File::open(world.out()).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let inputs = world.inputs("v1", 1);
+    let out = world.run(&["render", &inputs, "-o", "out", "--no-wait"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: out: another rdmagen run is using it (--no-wait)\n"
+    );
+    // Without --no-wait it says why it waits, then goes on once the lock is free.
+    let child = world
+        .command(&["render", &inputs, "-o", "out"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(held);
+    let waited = child.wait_with_output().unwrap();
+    assert!(waited.status.success());
+    assert!(
+        stderr(&waited).starts_with(
+            "waiting for another rdmagen run to finish with out (--no-wait fails instead)\n"
+        ),
+        "{}",
+        stderr(&waited)
+    );
+}
+
+/// `rendered -> .` committed by a pull request: the documented maintainer command
+/// once deleted the repository.
+#[test]
+fn bless_prune_into_a_symlinked_output_directory_deletes_nothing() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 2);
+    std::fs::create_dir(world.path(".git")).unwrap();
+    std::fs::write(world.path(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    symlink(".", world.path("rendered")).unwrap();
+    let before = snapshot(world.dir.path());
+    for extra in [&["--bless", "--prune"][..], &["--check"], &[]] {
+        let mut args = vec!["render", inputs.as_str(), "-o", "rendered"];
+        args.extend_from_slice(extra);
+        let out = world.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("error: rendered: is a symlink;"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(snapshot(world.dir.path()), before);
+    }
+}
+
+#[test]
+fn a_symlinked_job_directory_is_refused_and_its_target_untouched() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir_all(world.path("out")).unwrap();
+    std::fs::create_dir_all(world.path("elsewhere")).unwrap();
+    symlink("../elsewhere", world.path("out/job-0000")).unwrap();
+    let before = snapshot(world.dir.path());
+    for mode in [&[][..], &["--bless"], &["--check"]] {
+        let mut args = vec!["render", inputs.as_str(), "-o", "out"];
+        args.extend_from_slice(mode);
+        let out = world.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            "error: out/job-0000: is a symlink; rdmagen never follows symlinks in the trees it reads or writes\n"
+        );
+        assert_eq!(snapshot(world.dir.path()), before);
+    }
+}
+
+#[test]
+fn golden_files_linked_to_secrets_are_never_read() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir_all(world.path("out/job-0000")).unwrap();
+    for target in ["/proc/self/environ", "../../secret.txt"] {
+        let link = world.path("out/job-0000/pytorchjob.yaml");
+        let _ = std::fs::remove_file(&link);
+        symlink(target, &link).unwrap();
+        let out = world.run(&["render", &inputs, "-o", "out", "--check"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+    }
+    // A symlinked stale file too: it used to be printed as "stale".
+    std::fs::remove_file(world.path("out/job-0000/pytorchjob.yaml")).unwrap();
+    symlink("../../secret.txt", world.path("out/id_ed25519")).unwrap();
+    let out = world.run(&["render", &inputs, "-o", "out", "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: out/id_ed25519: is a symlink; rdmagen never follows symlinks in the trees it reads or writes\n"
+    );
+}
+
+#[test]
+fn a_fifo_or_device_in_the_output_directory_never_blocks_or_aborts() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir_all(world.path("out/job-0000")).unwrap();
+    let fifo = world.path("out/job-0000/pytorchjob.yaml");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let out = world.run(&["render", &inputs, "-o", "out", "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: out/job-0000/pytorchjob.yaml: is a FIFO; an output directory holds only files and directories\n"
+    );
+}
+
+#[test]
+fn a_template_linked_out_of_the_templates_directory_is_refused() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir(world.path("templates")).unwrap();
+    symlink("../secret.txt", world.path("templates/pytorchjob.yaml.j2")).unwrap();
+    let out = world.run(&["render", &inputs, "--templates", "templates"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("templates/pytorchjob.yaml.j2: is a symlink"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn dot_dot_after_a_missing_directory_is_refused_and_nothing_is_deleted() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::write(
+        world.path("bad.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
+    )
+    .unwrap();
+    let before = snapshot(world.dir.path());
+    for args in [
+        &["render", "bad.yaml", "-o", "newdir/.."][..],
+        &[
+            "render",
+            inputs.as_str(),
+            "-o",
+            "newdir/..",
+            "--bless",
+            "--prune",
+        ],
+        &["render", inputs.as_str(), "-o", "newdir/..", "--check"],
+    ] {
+        let out = world.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).starts_with("error: newdir/..: `..` follows "),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(snapshot(world.dir.path()), before, "{args:?}");
+    }
+}
+
+#[test]
+fn a_failed_run_into_a_new_directory_leaves_no_directory() {
+    let world = World::new();
+    std::fs::write(
+        world.path("bad.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
+    )
+    .unwrap();
+    let before = snapshot(world.dir.path());
+    let out = world.run(&["render", "bad.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(snapshot(world.dir.path()), before);
+}
+
+#[test]
+fn prune_deletes_only_what_rdmagen_wrote() {
+    let world = World::new();
+    let two = world.inputs("v1", 2);
+    let out = world.run(&["render", &two, "-o", "out"]);
+    assert!(out.status.success());
+    // The user's own files, one of them named like an output.
+    std::fs::write(world.path("out/README.md"), "ours\n").unwrap();
+    std::fs::create_dir(world.path("out/notes")).unwrap();
+    std::fs::write(world.path("out/notes/pytorchjob.yaml"), "kind: Mine\n").unwrap();
+    std::fs::remove_file(world.path("inputs-v1/job-0001.yaml")).unwrap();
+    let out = world.run(&["render", &two, "-o", "out", "--bless", "--prune"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let files: Vec<String> = snapshot(&world.out()).into_keys().collect();
+    assert_eq!(
+        files,
+        [
+            ".rdmagen-owned",
+            "README.md",
+            "job-0000",
+            "job-0000/pytorchjob.yaml",
+            "notes",
+            "notes/pytorchjob.yaml"
+        ]
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("deleted: out/job-0001/pytorchjob.yaml\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("stale (kept: rdmagen did not write it, by DIR/.rdmagen-owned): out/notes/pytorchjob.yaml\n"),
+        "{err}"
+    );
+    assert!(err.ends_with("1 deleted, 2 stale kept\n"), "{err}");
+}
+
+#[test]
+fn check_reports_what_hides_in_old_staging_names() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    assert!(
+        world
+            .run(&["render", &inputs, "-o", "out"])
+            .status
+            .success()
+    );
+    std::fs::create_dir(world.path("out/.rdmagen-staging-1")).unwrap();
+    std::fs::write(
+        world.path("out/.rdmagen-staging-1/evil.yaml"),
+        "kind: Pod\n",
+    )
+    .unwrap();
+    let out = world.run(&["render", &inputs, "-o", "out", "--check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "1 checked, 0 differ, 0 missing, 1 stale\n");
+}
+
+#[test]
+fn a_staging_area_that_only_looks_like_rdmagens_is_left_alone() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    // A committed directory with rdmagen's staging name and a plausible lock file:
+    // the lock file cannot name the directory's real inode, so it is not ours.
+    let fake = world.path(".rdmagen-out.1-1");
+    std::fs::create_dir_all(fake.join("tree/job")).unwrap();
+    std::fs::write(fake.join("lock"), "for out\ncontainer 1:1\n").unwrap();
+    std::fs::write(fake.join("tree/job/data"), "keep\n").unwrap();
+    let before = snapshot(&fake);
+    assert!(
+        world
+            .run(&["render", &inputs, "-o", "out"])
+            .status
+            .success()
+    );
+    assert_eq!(snapshot(&fake), before);
+}
