@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::root;
-
 /// In every run's environment and in a file beside the output: it must never be printed.
 const SECRET: &str = "ghp_SECRET_TOKEN_never_printed_4f1c";
 
