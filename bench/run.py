@@ -163,8 +163,16 @@ def write_results(results, cold, py, schema_note):
         "`perf record` or `valgrind --tool=callgrind` on `target/profiling/rdmagen`.",
         "",
     ]
-    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
-        f.write("\n".join(lines))
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    # bench/hostile writes its own section; keep it.
+    hostile = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        start = old.find("## Hostile inputs (issue 10)")
+        if start >= 0:
+            hostile = "\n" + old[start:]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + hostile)
     print("\n".join(lines))
 
 
