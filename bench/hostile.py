@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from run import machine
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "rdmagen")
 WORK = os.path.join(ROOT, "bench", "work", "hostile")
@@ -114,14 +116,7 @@ def mb(n):
 
 
 def section(results):
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+    cpu, commit = machine()
     try:
         load = f"load average {os.getloadavg()[0]:.1f} at the end"
     except OSError:

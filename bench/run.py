@@ -96,7 +96,8 @@ def target(ok):
     return "✓" if ok else "✗"
 
 
-def write_results(results, cold, py, schema_note):
+def machine():
+    """(CPU model, short commit of the checkout), for the header of a results section."""
     cpu = "unknown"
     try:
         with open("/proc/cpuinfo") as f:
@@ -104,6 +105,11 @@ def write_results(results, cold, py, schema_note):
     except (OSError, StopIteration):
         pass
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return cpu, commit
+
+
+def write_results(results, cold, py, schema_note):
+    cpu, commit = machine()
     r10k = results[10000]
     ratio_py = py[(1000, "pure")][0] / results[1000]["render"][0]
     ratio_py_c = py[(1000, "libyaml")][0] / results[1000]["render"][0]
