@@ -96,7 +96,8 @@ def target(ok):
     return "✓" if ok else "✗"
 
 
-def write_results(results, cold, py, schema_note):
+def machine():
+    """(CPU model, short commit of the checkout), for the header of a results section."""
     cpu = "unknown"
     try:
         with open("/proc/cpuinfo") as f:
@@ -104,6 +105,11 @@ def write_results(results, cold, py, schema_note):
     except (OSError, StopIteration):
         pass
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return cpu, commit
+
+
+def write_results(results, cold, py, schema_note):
+    cpu, commit = machine()
     r10k = results[10000]
     ratio_py = py[(1000, "pure")][0] / results[1000]["render"][0]
     ratio_py_c = py[(1000, "libyaml")][0] / results[1000]["render"][0]
@@ -163,8 +169,16 @@ def write_results(results, cold, py, schema_note):
         "`perf record` or `valgrind --tool=callgrind` on `target/profiling/rdmagen`.",
         "",
     ]
-    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
-        f.write("\n".join(lines))
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    # bench/hostile writes its own section; keep it.
+    hostile = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        start = old.find("## Hostile inputs (issue 10)")
+        if start >= 0:
+            hostile = "\n" + old[start:]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + hostile)
     print("\n".join(lines))
 
 
