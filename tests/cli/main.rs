@@ -6,6 +6,7 @@ mod determinism;
 mod dockerfile;
 mod golden;
 mod golden_review;
+mod hostile_text;
 mod lint_and_report;
 mod render_options;
 mod rules;
