@@ -12,4 +12,5 @@ mod render_options;
 mod rules;
 mod schemas;
 mod support;
+mod user_templates;
 mod yaml_safety;
