@@ -108,6 +108,18 @@ fn a_template_is_never_read_through_a_symlink() {
             link.display()
         )
     );
+
+    // A link to nothing is refused too, not skipped in favour of the built-in.
+    std::fs::remove_file(&secret).unwrap();
+    let out = render_with(dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {}: is a symlink; rdmagen never follows symlinks in the trees it reads or writes\n",
+            link.display()
+        )
+    );
 }
 
 #[test]
