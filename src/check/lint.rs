@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::check::suggest::closest;
 use crate::check::{Findings, manifest};
 use crate::error::Error;
 use crate::source::Sources;
@@ -18,6 +19,39 @@ pub struct LintReport {
     pub sources: Sources,
     pub files: usize,
     pub jobs: usize,
+    /// Documents that are not PyTorchJobs but look as if they were meant to be, each
+    /// with what is wrong: they explain a run that linted nothing.
+    pub near_misses: Vec<String>,
+}
+
+impl LintReport {
+    /// Why nothing was linted, when nothing was and nothing else went wrong: a run
+    /// that checked no PyTorchJob must not pass as clean (a `kind` typo, a Pool file,
+    /// an empty folder). `paths` are what the user named.
+    pub fn nothing_linted(&self, paths: &[PathBuf]) -> Option<String> {
+        if self.jobs > 0 || !self.findings.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let named = named.join(", ");
+        if self.files == 0 {
+            return Some(format!(
+                "nothing to lint: no *.yaml or *.yml file in {named}"
+            ));
+        }
+        let mut message = format!(
+            "nothing to lint: no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {named}"
+        );
+        const SHOWN: usize = 3;
+        for miss in self.near_misses.iter().take(SHOWN) {
+            message.push_str("; ");
+            message.push_str(miss);
+        }
+        if self.near_misses.len() > SHOWN {
+            message.push_str(&format!("; and {} more", self.near_misses.len() - SHOWN));
+        }
+        Some(message)
+    }
 }
 
 /// Lint every PyTorchJob document in `paths` (files, or directories walked for YAML).
@@ -47,6 +81,10 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
     for doc in docs {
         let value = to_value(&doc.root);
         if !manifest::is_pytorchjob(&value) {
+            if let Some((pointer, why)) = near_miss(&value) {
+                let at = doc.locate_pointer(pointer);
+                report.near_misses.push(format!("{at}: {why}"));
+            }
             continue;
         }
         report.jobs += 1;
@@ -55,4 +93,21 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
             report.findings.at(problem.rule, problem.message, at);
         }
     }
+}
+
+/// What keeps a document that was probably meant as a PyTorchJob from being one, and
+/// where: a misspelt kind, a wrong apiVersion, or an rdmagen input given to lint.
+fn near_miss(doc: &serde_json::Value) -> Option<(&'static str, String)> {
+    let kind = doc["kind"].as_str()?;
+    let api_version = doc["apiVersion"].as_str().unwrap_or("");
+    if api_version.starts_with("rdmagen/") {
+        let why = format!("kind {kind} is an rdmagen input; `rdmagen validate` checks those");
+        return Some(("/kind", why));
+    }
+    if kind == "PyTorchJob" {
+        let why = format!("apiVersion `{api_version}` is not kubeflow.org/v1");
+        return Some(("/apiVersion", why));
+    }
+    let right = closest(kind, ["PyTorchJob"])?;
+    Some(("/kind", format!("kind `{kind}`; did you mean {right}?")))
 }

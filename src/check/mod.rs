@@ -1,6 +1,7 @@
 //! Everything rdmagen checks: the rule catalogue, findings, and verification of
 //! rendered manifests.
 
+pub mod escape;
 pub mod finding;
 pub mod lint;
 pub mod manifest;

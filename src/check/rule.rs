@@ -323,7 +323,7 @@ catalogue! {
         "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
     TemplateError "RDG093" Error false,
         "a template failed to render", "templates/",
-        "A template refers to an undefined value or has a syntax error. Built-in templates never do; check templates given with --templates or --template.";
+        "A template refers to an undefined value, has a syntax error, or hit a limit: one render may do at most 1 000 000 units of work (minijinja fuel, about one per instruction; a loop that does not end stops here) and write at most 1 MiB. Built-in templates never do; check templates given with --templates or --template.";
     DockerfileShape "RDG094" Error false,
         "a rendered Dockerfile has a line that is not an instruction", "Dockerfile reference",
         "Every logical line of a Dockerfile starts with an instruction (FROM, RUN, ENV, ...). A line that does not means a template or a value broke the file; nothing is written.";

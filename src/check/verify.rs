@@ -51,7 +51,11 @@ impl Verifier {
             .map(|e| {
                 problem(
                     Rule::RenderedSchema,
-                    format!("{}: {e}", path_or_root(&e.instance_path().to_string())),
+                    format!(
+                        "{}: {}",
+                        path_or_root(&e.instance_path().to_string()),
+                        schema_message(&e)
+                    ),
                 )
             })
             .collect();
@@ -119,6 +123,33 @@ fn problem(rule: Rule, message: impl Into<String>) -> Problem {
     }
 }
 
+/// The longest value a finding quotes from rendered output, in bytes of JSON.
+const MAX_QUOTED: usize = 160;
+
+/// A schema error as a message, quoting the offending value only when it is short.
+/// A user template can render any text, a whole file even, where an object belongs;
+/// a finding then names the problem and the value's size, and never replays the file
+/// into a CI log.
+fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let size = e.instance().to_string().len();
+    if size <= MAX_QUOTED {
+        e.to_string()
+    } else {
+        e.masked_with(format!("a value of {size} bytes"))
+            .to_string()
+    }
+}
+
+/// `value` as JSON when short, else its size (see [`schema_message`]).
+fn quoted(value: &Value) -> String {
+    let json = value.to_string();
+    if json.len() <= MAX_QUOTED {
+        json
+    } else {
+        format!("a value of {} bytes", json.len())
+    }
+}
+
 fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
@@ -140,7 +171,7 @@ fn fidelity(doc: &Value, plan: &Plan) -> Vec<Problem> {
     let mismatch = |what: &str, found: &Value| {
         problem(
             Rule::RenderedFidelity,
-            format!("{what} reads back as {found}"),
+            format!("{what} reads back as {}", quoted(found)),
         )
     };
     if doc["metadata"]["name"] != plan.name.as_str() {

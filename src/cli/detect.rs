@@ -8,7 +8,8 @@ use clap::Args;
 
 use super::Streams;
 use super::output::{Format, OutputArgs, summary, write_findings};
-use crate::check::{Findings, Rule};
+use crate::check::escape::printable;
+use crate::check::{Findings, Rule, Severity};
 use crate::diag::detect::{self, Options};
 use crate::diag::{Observations, capture, commands};
 use crate::error::Error;
@@ -132,7 +133,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     // A pool is printed whenever one was detected; findings (missing packages, say)
     // still decide the exit code.
     let pool = match &draft {
-        Some(d) => Some(verified(d, &mut findings)?),
+        Some(d) => verified(d, &mut findings)?,
         None => None,
     };
     findings.sort();
@@ -143,47 +144,56 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             format!(
                 "{} pool `{}`, {} data NIC(s)",
                 d.fabric,
-                d.name,
+                printable(&d.name),
                 d.hcas.len()
             )
         });
         let _ = writeln!(io.err, "detected {what}: {}", summary(&findings));
     }
+    let printed = pool.as_ref().is_some_and(|t| !t.is_empty());
     if let Some(text) = pool.filter(|t| !t.is_empty()) {
         write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
     }
-    let consequence = if draft.is_some() {
-        ""
-    } else {
-        "; no pool was printed"
-    };
+    let consequence = if printed { "" } else { "; no pool was printed" };
     super::verdict(&findings, &args.report, consequence)
 }
 
-/// Render the pool and read it back through the normal loader: what detect prints is
-/// a Pool that validates against schemas/pool.schema.json.
-fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<String, Error> {
+/// Render the pool and read it back as render would: through the loader (schema)
+/// and the checks every pool gets before a job uses it (`plan::check_pool`: HCA
+/// names, GID index, ...). The loader alone let `hcas: ["", mlx5_0]` through. A pool
+/// with errors is reported and not returned, so an unusable pool is never printed.
+fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<Option<String>, Error> {
     let renderer = Renderer::new(None)?;
     let text = match renderer.render_pool(draft) {
         Ok(t) => t,
         Err(e) => {
             findings.push(Rule::TemplateError, e.to_string(), None);
-            return Ok(String::new());
+            return Ok(None);
         }
     };
     let mut check = Findings::default();
     let mut inputs = Inputs::default();
     inputs.load_text(Arc::from("<detected pool>"), text.clone(), &mut check);
-    if check.errors() > 0 || inputs.pools.len() != 1 {
-        for f in check.iter() {
-            findings.push(
-                Rule::RenderedSchema,
-                format!("detected pool: {}", f.message),
-                None,
-            );
-        }
+    match inputs.pools.as_slice() {
+        [pool] => crate::plan::check_pool(pool, &mut check),
+        pools if check.errors() == 0 => check.push(
+            Rule::RenderedSchema,
+            format!("the rendered text holds {} pools, not one", pools.len()),
+            None,
+        ),
+        _ => {}
     }
-    Ok(text)
+    if check.errors() == 0 {
+        return Ok(Some(text));
+    }
+    // Only errors: warnings about the pool are detect's own findings already.
+    for f in check
+        .iter()
+        .filter(|f| f.rule.info().severity == Severity::Error)
+    {
+        findings.push(f.rule, format!("detected pool: {}", f.message), None);
+    }
+    Ok(None)
 }
 
 fn read(path: &Path) -> Result<(Arc<str>, String), Error> {

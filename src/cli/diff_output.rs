@@ -6,6 +6,7 @@ use std::io::Write;
 use serde_json::json;
 
 use super::output::{Format, escape_data, escape_property};
+use crate::check::escape::printable;
 use crate::golden::semantic::{self, Change};
 use crate::golden::unified::{self, Unified};
 use crate::golden::{Comparison, FileDiff, Status};
@@ -100,7 +101,7 @@ pub fn write(
                     Status::Stale => 'D',
                     Status::Same => continue,
                 };
-                let _ = writeln!(w, "{mark} {}", labels.shown(f));
+                let _ = writeln!(w, "{mark} {}", printable(&labels.shown(f)));
             }
         }
         Format::Json => {
@@ -168,11 +169,13 @@ fn unified_of(f: &FileDiff, labels: &Labels<'_>) -> Unified {
         Status::Stale => "/dev/null".to_owned(),
         _ => labels.new_path(f),
     };
+    // The names go into the `---`/`+++` headers of a text that is later split at line
+    // breaks, so a line break in a path must be escaped before, not after.
     unified::diff(
         f.old.as_deref().unwrap_or(""),
         f.new.as_deref().unwrap_or(""),
-        &old_name,
-        &new_name,
+        &printable(&old_name),
+        &printable(&new_name),
     )
 }
 
@@ -194,10 +197,16 @@ fn human(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>, semantic: boo
     for f in cmp.changed() {
         let u = unified_of(f, labels);
         if let Some(note) = &u.note {
-            let _ = writeln!(w, "{}: {note}", labels.old_path(f));
+            put(
+                w,
+                &format!("{}: {note}", labels.old_path(f)),
+                Style::Plain,
+                color,
+            );
         }
-        for line in u.text.lines() {
-            let _ = writeln!(w, "{}", if color { paint(line) } else { line.to_owned() });
+        // Split on LF only: a CR left at a line's end is shown (escaped), not dropped.
+        for line in u.text.split_terminator('\n') {
+            put(w, line, Style::DiffLine, color);
         }
     }
 }
@@ -211,7 +220,8 @@ fn summary(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>, color: bool
             Ok(c) if !c.is_empty() => c,
             Ok(_) => continue,
             Err(e) => {
-                let _ = writeln!(w, "{}: not compared structurally ({e})", labels.old_path(f));
+                let line = format!("{}: not compared structurally ({e})", labels.old_path(f));
+                put(w, &line, Style::Plain, color);
                 continue;
             }
         };
@@ -220,13 +230,6 @@ fn summary(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>, color: bool
             None => groups.push((changes, vec![labels.old_path(f)])),
         }
     }
-    let bold = |s: String| {
-        if color {
-            format!("\x1b[1m{s}\x1b[0m")
-        } else {
-            s
-        }
-    };
     for (changes, files) in &groups {
         let head = match files.as_slice() {
             [one] => one.clone(),
@@ -244,29 +247,53 @@ fn summary(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>, color: bool
                 )
             }
         };
-        let _ = writeln!(w, "{}", bold(head));
+        put(w, &head, Style::Bold, color);
         for c in changes {
-            let _ = writeln!(w, "  {c}");
+            put(w, &format!("  {c}"), Style::Plain, color);
         }
     }
     for f in cmp.changed().filter(|f| f.status != Status::Differs) {
         let line = format!("{}: {}", labels.shown(f), labels.one_sided(f.status));
-        let _ = writeln!(w, "{}", bold(line));
+        put(w, &line, Style::Bold, color);
     }
     let _ = writeln!(w);
 }
 
-fn paint(line: &str) -> String {
-    let code = if line.starts_with("+++") || line.starts_with("---") {
-        "1"
-    } else if line.starts_with('+') {
-        "32"
-    } else if line.starts_with('-') {
-        "31"
-    } else if line.starts_with("@@") {
-        "36"
-    } else {
-        return line.to_owned();
+#[derive(Clone, Copy)]
+enum Style {
+    Plain,
+    Bold,
+    /// Coloured by its unified-diff prefix (`+`, `-`, `@@`, headers).
+    DiffLine,
+}
+
+/// Every line of human output is written here. Paths, golden-file lines and the
+/// values in change descriptions are bytes a pull request chose, so the line is
+/// escaped first (no control character reaches the log) and coloured after.
+fn put(w: &mut dyn Write, line: &str, style: Style, color: bool) {
+    let line = printable(line);
+    let code = match style {
+        _ if !color => None,
+        Style::Plain => None,
+        Style::Bold => Some("1"),
+        Style::DiffLine => diff_colour(&line),
     };
-    format!("\x1b[{code}m{line}\x1b[0m")
+    let _ = match code {
+        Some(code) => writeln!(w, "\x1b[{code}m{line}\x1b[0m"),
+        None => writeln!(w, "{line}"),
+    };
+}
+
+fn diff_colour(line: &str) -> Option<&'static str> {
+    if line.starts_with("+++") || line.starts_with("---") {
+        Some("1")
+    } else if line.starts_with('+') {
+        Some("32")
+    } else if line.starts_with('-') {
+        Some("31")
+    } else if line.starts_with("@@") {
+        Some("36")
+    } else {
+        None
+    }
 }

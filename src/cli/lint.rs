@@ -20,6 +20,9 @@ pub struct LintArgs {
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let report = lint::lint(&args.manifests)?;
+    if let Some(why) = report.nothing_linted(&args.manifests) {
+        return Err(Error::Usage(why));
+    }
     let what = format!(
         "{} PyTorchJob(s) in {} file(s) linted",
         report.jobs, report.files

@@ -18,6 +18,7 @@ use std::io::{IsTerminal, Write};
 use clap::{Parser, Subcommand};
 
 use crate::check::Findings;
+use crate::check::escape::printable;
 use crate::error::Error;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
@@ -117,12 +118,13 @@ pub fn run(
         Ok(()) => 0,
         // Differences are an outcome, not a failure: their summary is the message.
         Err(Error::Differences { summary }) => {
-            let _ = writeln!(streams.err, "{summary}");
+            let _ = writeln!(streams.err, "{}", printable(&summary));
             1
         }
         Err(e @ Error::Findings { quiet: true, .. }) => e.code(),
+        // Messages name paths and quote values from the inputs: one line, escaped.
         Err(e) => {
-            let _ = writeln!(streams.err, "error: {e}");
+            let _ = writeln!(streams.err, "error: {}", printable(&e.to_string()));
             e.code()
         }
     }

@@ -6,6 +6,7 @@ use std::io::Write;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use crate::check::escape::printable;
 use crate::check::report;
 use crate::check::{Finding, Findings, Severity};
 use crate::source::Sources;
@@ -85,7 +86,14 @@ pub fn write_findings(
                     .location
                     .as_ref()
                     .map_or(String::new(), |l| format!("{l}: "));
-                let _ = writeln!(w, "{at}{}[{}]: {}", info.severity, info.id, f.message);
+                let _ = writeln!(
+                    w,
+                    "{}{}[{}]: {}",
+                    printable(&at),
+                    info.severity,
+                    info.id,
+                    printable(&f.message)
+                );
             }
         }
         Format::Json => {
@@ -158,11 +166,16 @@ fn github(f: &Finding) -> String {
     format!("::{level} {}::{}", props.join(","), escape_data(&f.message))
 }
 
-/// GitHub workflow commands: data escapes %, CR, LF; properties also `:` and `,`.
+/// GitHub workflow commands: data escapes %, CR, LF (GitHub decodes them, so a
+/// message may span lines without a line starting a command); properties also `:` and
+/// `,`. Other control characters (ESC, NUL) have no encoding there and are written as
+/// [`printable`] escapes, as in human output.
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    let encoded = s
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    printable(&encoded).into_owned()
 }
 
 pub fn escape_property(s: &str) -> String {
@@ -201,6 +214,23 @@ mod tests {
         assert_eq!(
             github(&f),
             "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=RDG020 the job sets NCCL_IB_TC::50%25 bad%0Asecond line"
+        );
+    }
+
+    #[test]
+    fn github_annotations_carry_no_control_characters() {
+        let f = Finding {
+            rule: Rule::IbTcSet,
+            message: "x\r\n::add-mask::secret\u{1b}[2J\u{0}".to_owned(),
+            location: Some(Location {
+                file: "a\n::error ::b.yaml".into(),
+                line: 1,
+                column: 1,
+            }),
+        };
+        assert_eq!(
+            github(&f),
+            "::error file=a%0A%3A%3Aerror %3A%3Ab.yaml,line=1,col=1,title=RDG020 the job sets NCCL_IB_TC::x%0D%0A::add-mask::secret\\u{1b}[2J\\u{0}"
         );
     }
 }

@@ -103,12 +103,15 @@ impl Install {
         });
         let layout = self.layout();
         env.add_template_owned(name.to_owned(), source.to_owned())?;
-        env.get_template(name)?.render(minijinja::context! {
-            base => base,
-            family => layout.family,
-            set => layout.set,
-            packages => layout.names.to_vec(),
-        })
+        crate::render::render_bounded(
+            &env.get_template(name)?,
+            minijinja::context! {
+                base => base,
+                family => layout.family,
+                set => layout.set,
+                packages => layout.names.to_vec(),
+            },
+        )
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::check::escape::printable;
+
 #[derive(Debug, Clone)]
 pub struct Decision {
     /// What was decided, e.g. `rdma` or `env NCCL_IB_HCA`.
@@ -11,9 +13,18 @@ pub struct Decision {
     pub reason: String,
 }
 
+/// One `--explain` line. Values and reasons quote the job (a command, an environment
+/// value), so they are escaped: a line break or terminal escape in a job cannot add a
+/// line of its own to a CI log.
 impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} = {}: {}", self.topic, self.value, self.reason)
+        write!(
+            f,
+            "{} = {}: {}",
+            printable(&self.topic),
+            printable(&self.value),
+            printable(&self.reason)
+        )
     }
 }
 

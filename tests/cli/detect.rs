@@ -217,6 +217,43 @@ fn nothing_to_detect_is_an_error_and_no_capture_a_usage_error() {
     assert_eq!(rdmagen(&["detect"]).status.code(), Some(2));
 }
 
+/// detect checks its pool as render does: a device name render rejects (empty, or
+/// with a control character) fails the run and prints no pool.
+#[test]
+fn a_pool_render_would_reject_is_an_error_and_not_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("links.txt");
+    std::fs::write(
+        &path,
+        "$ rdma link show\n\
+         link /1 state ACTIVE physical_state LINK_UP netdev eth1\n\
+         link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev eth0\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let out = rdmagen(&["detect", "--capture", file, "--socket-ifname", "eth9"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error[RDG042]: detected pool: `` is not a plain device name such as mlx5_1
+  = RDG042: an HCA name is empty, repeated or not a plain device name (source: NCCL user guide, environment variables (env.rst))
+
+info[RDG106]: no device's netdev is eth9; every device is taken as a data NIC (check --socket-ifname)
+ --> {file}:1:1
+  |
+1 | $ rdma link show
+  | ^
+  = RDG106: no device carries the socket interface (source: seed 001 (CubeStudio RDMA + distributed training page))
+
+detected roce pool `detected`, 2 data NIC(s): 1 error, 0 warnings, 1 info
+error: 1 finding fail the run; no pool was printed
+"
+        )
+    );
+}
+
 /// The detected pool, used with a job, renders the NCCL variables the capture implies.
 #[test]
 fn a_detected_pool_renders_what_the_capture_implies() {

@@ -165,3 +165,62 @@ fn schema_prints_the_committed_schemas() {
         );
     }
 }
+
+/// `lint PATH...` that finds no PyTorchJob: exit 2, nothing on stdout, and `message`.
+fn assert_nothing_linted(paths: &[&str], message: &str) {
+    let mut args = vec!["lint"];
+    args.extend(paths);
+    let out = rdmagen(&args);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: nothing to lint: {message}\n")
+    );
+}
+
+#[test]
+fn lint_that_checks_no_pytorchjob_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let empty = format!("{d}/empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_nothing_linted(&[&empty], &format!("no *.yaml or *.yml file in {empty}"));
+
+    let typo = format!("{d}/typo.yaml");
+    std::fs::write(
+        &typo,
+        "apiVersion: kubeflow.org/v1\nkind: PytorchJob\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    assert_nothing_linted(
+        &[&typo],
+        &format!(
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {typo}; \
+             {typo}:2:1: kind `PytorchJob`; did you mean PyTorchJob?"
+        ),
+    );
+
+    let api = format!("{d}/api.yaml");
+    std::fs::write(
+        &api,
+        "kind: PyTorchJob\napiVersion: kubeflow/v1\n---\napiVersion: v1\nkind: Service\n",
+    )
+    .unwrap();
+    assert_nothing_linted(
+        &[&api],
+        &format!(
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {api}; \
+             {api}:2:1: apiVersion `kubeflow/v1` is not kubeflow.org/v1"
+        ),
+    );
+
+    let pool = "examples/single-node/pool.yaml";
+    assert_nothing_linted(
+        &[pool],
+        &format!(
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {pool}; \
+             {pool}:3:1: kind Pool is an rdmagen input; `rdmagen validate` checks those"
+        ),
+    );
+}

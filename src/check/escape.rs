@@ -1,0 +1,65 @@
+//! Making untrusted text safe to print.
+//!
+//! Messages, paths, echoed source lines and diffed golden files come from trees a pull
+//! request may have written, and rdmagen's output lands in CI logs and terminals. A raw
+//! line break there can start a GitHub workflow command (`::add-mask::`, `::error`)
+//! on a line of its own, and ESC, CR or NUL can rewrite what a terminal shows. So every
+//! human-facing format writes user text through [`printable`].
+
+use std::borrow::Cow;
+
+/// `text` with every control character except tab written as a Rust-style escape:
+/// `\n`, `\r`, `\u{1b}` (ESC), `\u{0}` (NUL), `\u{9b}` (the one-byte CSI), and so on.
+///
+/// Tab is kept: it is common in YAML comments and Dockerfiles, moves the cursor only
+/// forward, and the caret line under an echoed line reproduces it to stay aligned.
+/// Backslashes are kept as they are, so `\n` in the output may also be a literal
+/// backslash-n in the input; the message stays readable and a control character can
+/// never pass through.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_printable(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+/// Append one character as [`printable`] would write it; returns how many characters
+/// that took (1, or the length of the escape).
+pub fn push_printable(out: &mut String, c: char) -> usize {
+    if needs_escape(c) {
+        let before = out.len();
+        out.extend(c.escape_default());
+        // An escape is ASCII, so its byte length is its width.
+        out.len() - before
+    } else {
+        out.push(c);
+        1
+    }
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() && c != '\t'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_characters_but_tab_are_escaped() {
+        assert_eq!(
+            printable("a\n::add-mask::x\r\u{1b}[31m\u{0}\u{7f}\u{9b}\tb"),
+            "a\\n::add-mask::x\\r\\u{1b}[31m\\u{0}\\u{7f}\\u{9b}\tb"
+        );
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        let text = "job.yaml: `é` is not a DNS-1035 label";
+        assert!(matches!(printable(text), std::borrow::Cow::Borrowed(t) if t == text));
+    }
+}
