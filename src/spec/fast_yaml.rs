@@ -71,10 +71,10 @@ const MAX_FLOW_OPEN: usize = 64;
 /// characters, so this bound is safe. Found by tests/fuzz.
 const MAX_KEY: usize = 1000;
 
-/// Whether every character is one YAML allows (C0 controls but tab and line breaks,
-/// DEL, C1 controls but NEL, U+FFFE and U+FFFF are errors), and every CR ends a
-/// CRLF (the parser reads a lone CR as a line break). Found by tests/fuzz: the fast
-/// path accepted `# \0` that the parser rejects.
+/// Whether every character is one YAML allows in a document (C0 controls but tab and
+/// line breaks, DEL, C1 controls but NEL, U+FFFE, U+FFFF and a BOM are errors), and
+/// every CR ends a CRLF (the parser reads a lone CR as a line break). Found by
+/// tests/fuzz: the fast path accepted `# \0` and a BOM that the parser rejects.
 fn printable(text: &str) -> bool {
     let b = text.as_bytes();
     !b.iter().enumerate().any(|(i, &c)| match c {
@@ -83,8 +83,12 @@ fn printable(text: &str) -> bool {
         0..=0x1f | 0x7f => true,
         // U+0080..U+009F are C2 80..C2 9F in UTF-8; U+0085 (NEL) is allowed.
         0xc2 => matches!(b.get(i + 1), Some(&n) if (0x80..=0x9f).contains(&n) && n != 0x85),
-        // U+FFFE and U+FFFF are EF BF BE and EF BF BF.
-        0xef => b.get(i + 1) == Some(&0xbf) && matches!(b.get(i + 2), Some(0xbe | 0xbf)),
+        // U+FFFE and U+FFFF are EF BF BE and EF BF BF; a BOM (EF BB BF) is an
+        // error inside a document.
+        0xef => matches!(
+            (b.get(i + 1), b.get(i + 2)),
+            (Some(0xbf), Some(0xbe | 0xbf)) | (Some(0xbb), Some(0xbf))
+        ),
         _ => false,
     })
 }
@@ -428,6 +432,7 @@ mod tests {
             "a: x\u{9b}\n",
             "a: x\u{fffe}\n",
             "a: 1\rb: 2\n",
+            "a: \u{feff}x\n",
         ] {
             assert!(parse(text).is_none(), "{text:?}");
             assert!(
