@@ -224,7 +224,7 @@ fn diff_exits_cleanly() {
                 if let Some(why) = failure(&args, &pair) {
                     keep("diff-old", &pair[0]);
                     panic!(
-                        "`rdmagen {}`: {why}; inputs kept as diff-old-{name} and diff-new-{name} in {}",
+                        "`rdmagen {}`: {why}; inputs kept as diff-{{old,new}}-{name} in {}",
                         args.join(" "),
                         keep("diff-new", &pair[1]).parent().unwrap().display()
                     );

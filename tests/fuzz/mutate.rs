@@ -156,6 +156,11 @@ enum Edit {
     },
 }
 
+/// What a long line is made of.
+fn fill() -> impl Strategy<Value = char> {
+    prop_oneof![Just('a'), Just(' '), Just('é'), any::<char>()]
+}
+
 fn edit() -> impl Strategy<Value = Edit> {
     let snippet = prop_oneof![
         4 => prop::sample::select(SNIPPETS).prop_map(str::to_owned),
@@ -174,7 +179,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         2 => (any::<Index>(), -6i8..6).prop_map(|(line, by)| Edit::Indent { line, by }),
         1 => (any::<Index>(), 1usize..400, 0u8..4)
             .prop_map(|(at, depth, kind)| Edit::Nest { at, depth, kind }),
-        1 => (any::<Index>(), 1usize..20_000, prop_oneof![Just('a'), Just(' '), Just('é'), any::<char>()])
+        1 => (any::<Index>(), 1usize..20_000, fill())
             .prop_map(|(at, len, fill)| Edit::LongLine { at, len, fill }),
         1 => (any::<Index>(), 1usize..3_000, any::<bool>())
             .prop_map(|(at, count, same)| Edit::ManyKeys { at, count, same }),

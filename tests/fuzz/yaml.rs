@@ -24,7 +24,9 @@ proptest! {
             let name: Arc<str> = Arc::from("fuzz.yaml");
             let mut findings = Findings::default();
             load::read_documents(&name, &text, &mut findings);
-            Layout::new("fuzz.yaml", &text, Lines::Yaml).all_inside(&findings).map_err(|e| format!("{e}\n--- input:\n{text:?}"))
+            Layout::new("fuzz.yaml", &text, Lines::Yaml)
+                .all_inside(&findings)
+                .map_err(|e| format!("{e}\n--- input:\n{text:?}"))
         });
         prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
     }
@@ -48,9 +50,17 @@ proptest! {
             prop_assert_eq!(Ok(fast), full.clone(), "fast path disagrees on {:?}", text);
         }
         match (&full, &located) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b, "event reader and located tree disagree on {:?}", text),
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(a, b, "event reader and located tree disagree on {:?}", text);
+            }
             (Err(_), Err(_)) => {}
-            _ => prop_assert!(false, "one parser accepts what the other rejects: {:?} vs {:?} on {:?}", full, located, text),
+            _ => prop_assert!(
+                false,
+                "one parser accepts what the other rejects: {:?} vs {:?} on {:?}",
+                full,
+                located,
+                text
+            ),
         }
     }
 }
@@ -65,13 +75,14 @@ proptest! {
         let checked = guard::run("lint_text", move || {
             let mut report = LintReport::default();
             lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone());
-            let located = Layout::new("fuzz.yaml", &text, Lines::Yaml).all_inside(&report.findings).and_then(|()| {
-                report.findings.iter().filter_map(|f| f.location.as_ref()).try_for_each(|at| {
-                    match report.sources.line(at) {
-                        None if at.line <= text.lines().count() => Err(format!("no source line for {at}")),
-                        _ => Ok(()),
-                    }
-                })
+            let layout = Layout::new("fuzz.yaml", &text, Lines::Yaml);
+            let lines = text.lines().count();
+            let located = layout.all_inside(&report.findings).and_then(|()| {
+                let mut at = report.findings.iter().filter_map(|f| f.location.as_ref());
+                match at.find(|at| at.line <= lines && report.sources.line(at).is_none()) {
+                    Some(at) => Err(format!("no source line for {at}")),
+                    None => Ok(()),
+                }
             });
             located.map_err(|e| format!("{e}\n--- input:\n{text:?}"))
         });
