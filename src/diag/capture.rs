@@ -37,7 +37,16 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             continue;
         }
         if let Some(next) = section_start(t) {
-            section = next;
+            section = match next {
+                Section::Ibstat { ref device, .. } | Section::IbvDevinfo { ref device, .. }
+                    if !plain_device(device) =>
+                {
+                    // Its port lines would describe a device no Pool can name.
+                    obs.unreadable.push((at, t.chars().take(80).collect()));
+                    Section::None
+                }
+                next => next,
+            };
             continue;
         }
         if let Some(rest) = t.strip_prefix("link ") {
@@ -80,10 +89,19 @@ fn section_start(t: &str) -> Option<Section> {
     (t.starts_with("Desired=")).then_some(Section::Dpkg)
 }
 
+/// A device name a Pool accepts (plan/hca.rs): letters, digits, `_`, `-` and `.`.
+/// Anything else in a capture is damage, and must not reach the detected pool.
+fn plain_device(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
 /// `mlx5_0  1  3  0000:...:ffff:0b00:0048  11.0.0.72  v2  ens3np0` (IPv4 optional).
 fn show_gids_row(obs: &mut Observations, t: &str, at: &Location) -> bool {
     let f: Vec<&str> = t.split_whitespace().collect();
-    if f.len() < 6 {
+    if f.len() < 6 || !plain_device(f[0]) {
         return false;
     }
     let (Ok(port), Ok(index)) = (f[1].parse::<u32>(), f[2].parse::<u32>()) else {
@@ -280,6 +298,7 @@ fn rdma_link(obs: &mut Observations, rest: &str, at: &Location) {
     let parsed = words
         .first()
         .and_then(|w| w.split_once('/'))
+        .filter(|(d, _)| plain_device(d))
         .and_then(|(d, p)| Some((d, p.parse::<u32>().ok()?)));
     let Some((device, port)) = parsed else {
         obs.unreadable.push((at.clone(), format!("link {rest}")));

@@ -14,6 +14,9 @@ use crate::spec::tree_value::{key_string, plain_scalar};
 
 /// The documents of `text`, or None when it leaves the subset.
 pub fn parse(text: &str) -> Option<Vec<Value>> {
+    if !printable(text) {
+        return None;
+    }
     let mut docs = Vec::new();
     let mut lines: Vec<Line<'_>> = Vec::new();
     for raw in text.split('\n') {
@@ -31,6 +34,9 @@ pub fn parse(text: &str) -> Option<Vec<Value>> {
             return None;
         }
         let indent = content.len() - body.len();
+        if indent > MAX_INDENT {
+            return None;
+        }
         lines.push(match body.strip_prefix('-') {
             Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
                 let item = rest.trim_start_matches(' ');
@@ -51,6 +57,40 @@ pub fn parse(text: &str) -> Option<Vec<Value>> {
     }
     docs.push(document(&mut lines)?);
     Some(docs.into_iter().flatten().collect())
+}
+
+/// Nesting the parser rejects ("recursion limit exceeded", at a depth of 256) must
+/// not be accepted here, nor recursed into: a block level needs at least one more
+/// column of indentation, so these bound the depth to 128 + 1 + 64. rdmagen's output
+/// nests about 12 deep. Found by tests/fuzz.
+const MAX_INDENT: usize = 128;
+const MAX_FLOW_OPEN: usize = 64;
+
+/// YAML limits an implicit key to 1024 characters; the parser rejects a longer one
+/// ("mapping values are not allowed in this context"). Bytes are at least
+/// characters, so this bound is safe. Found by tests/fuzz.
+const MAX_KEY: usize = 1000;
+
+/// Whether every character is one YAML allows in a document (C0 controls but tab and
+/// line breaks, DEL, C1 controls but NEL, U+FFFE, U+FFFF and a BOM are errors), and
+/// every CR ends a CRLF (the parser reads a lone CR as a line break). Found by
+/// tests/fuzz: the fast path accepted `# \0` and a BOM that the parser rejects.
+fn printable(text: &str) -> bool {
+    let b = text.as_bytes();
+    !b.iter().enumerate().any(|(i, &c)| match c {
+        b'\t' | b'\n' => false,
+        b'\r' => b.get(i + 1) != Some(&b'\n'),
+        0..=0x1f | 0x7f => true,
+        // U+0080..U+009F are C2 80..C2 9F in UTF-8; U+0085 (NEL) is allowed.
+        0xc2 => matches!(b.get(i + 1), Some(&n) if (0x80..=0x9f).contains(&n) && n != 0x85),
+        // U+FFFE and U+FFFF are EF BF BE and EF BF BF; a BOM (EF BB BF) is an
+        // error inside a document.
+        0xef => matches!(
+            (b.get(i + 1), b.get(i + 2)),
+            (Some(0xbf), Some(0xbe | 0xbf)) | (Some(0xbb), Some(0xbf))
+        ),
+        _ => false,
+    })
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -153,11 +193,17 @@ fn mapping(lines: &mut [Line<'_>], pos: &mut usize, indent: usize) -> Option<Val
 fn split_key(text: &str) -> Option<(String, &str)> {
     if text.starts_with('"') {
         let (key, len) = double_quoted(text)?;
+        if len > MAX_KEY {
+            return None;
+        }
         let rest = text[len..].strip_prefix(':')?;
         return (rest.is_empty() || rest.starts_with(' '))
             .then(|| (key, rest.trim_start_matches(' ')));
     }
     let end = colon_space(text).or_else(|| text.strip_suffix(':').map(str::len))?;
+    if end > MAX_KEY {
+        return None;
+    }
     let key = text[..end].trim_end_matches(' ');
     if !plain_ok(key) {
         return None;
@@ -174,6 +220,9 @@ fn scalar(text: &str) -> Option<Value> {
             text[len..].is_empty().then_some(Value::String(s))
         }
         b'[' | b'{' => {
+            if text.bytes().filter(|b| matches!(b, b'[' | b'{')).count() > MAX_FLOW_OPEN {
+                return None;
+            }
             let (value, len) = flow(text)?;
             text[len..].is_empty().then_some(value)
         }
@@ -279,6 +328,9 @@ fn flow(text: &str) -> Option<(Value, usize)> {
         let (first, len) = flow_item(&text[pos..])?;
         pos += len;
         if open == '{' {
+            if len > MAX_KEY {
+                return None;
+            }
             let key = key_string(first);
             let rest = text[pos..].strip_prefix(':')?;
             pos += 1;
@@ -368,6 +420,43 @@ mod tests {
             "a: @x\n",
         ] {
             assert!(parse(text).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn characters_yaml_forbids_are_left_to_the_parser() {
+        for text in [
+            "# \0\na: 1\n",
+            "a: x\u{1b}y\n",
+            "a: \"\u{7f}\"\n",
+            "a: x\u{9b}\n",
+            "a: x\u{fffe}\n",
+            "a: 1\rb: 2\n",
+            "a: \u{feff}x\n",
+        ] {
+            assert!(parse(text).is_none(), "{text:?}");
+            assert!(
+                crate::spec::tree_value::parse_values_fully(text).is_err() || text.contains('\r'),
+                "{text:?}"
+            );
+        }
+        assert!(parse("a: é\u{a0}x\r\nb: 1\n").is_some());
+    }
+
+    #[test]
+    fn nesting_and_keys_the_parser_rejects_are_left_to_it() {
+        let block: String = (0..300).map(|i| format!("{}k:\n", " ".repeat(i))).collect();
+        let flow = format!("a: {}x{}\n", "[".repeat(300), "]".repeat(300));
+        let key = "k".repeat(1100);
+        for text in [
+            block,
+            flow,
+            format!("{key}: v\n"),
+            format!("\"{key}\": v\n"),
+            format!("a: {{{key}: v}}\n"),
+        ] {
+            assert!(parse(&text).is_none());
+            assert!(crate::spec::tree_value::parse_values_fully(&text).is_err());
         }
     }
 }

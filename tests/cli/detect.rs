@@ -434,3 +434,19 @@ fn a_capture_can_come_from_stdin() {
     assert_eq!(pool["metadata"]["name"], "from-stdin");
     assert_eq!(pool["spec"]["network"]["gidIndex"], 3);
 }
+
+/// Found by tests/fuzz: `CA '---<TAB>mlx5_0'` became an HCA of the detected pool,
+/// which detect printed without an error and render then rejected.
+#[test]
+fn a_device_name_no_pool_accepts_is_an_unreadable_line() {
+    let text = "CA 'mlx5_0\tbroken'\n\tPort 1:\n\t\tLink layer: InfiniBand\n\
+                hca_id:\tml'x\n\
+                link ml x/1 state ACTIVE physical_state LINK_UP netdev eth1\n\
+                link mlx5_1/1 state ACTIVE physical_state LINK_UP netdev eth1\n";
+    let mut obs = Observations::default();
+    capture::read(&mut obs, &Arc::from("capture.txt"), text);
+    let devices: Vec<&str> = obs.ports.keys().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(devices, ["mlx5_1"]);
+    let lines: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
+    assert_eq!(lines, [1, 2, 3, 4, 5]);
+}

@@ -1,0 +1,147 @@
+//! YAML: the input loader, both full parsers, the fast path, the manifest linter and
+//! the whole pipeline on Jobs and Pools.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use rdmagen::check::Findings;
+use rdmagen::check::lint::{LintReport, lint_text};
+use rdmagen::pipeline::{self, Request};
+use rdmagen::spec::{fast_yaml, load, tree, tree_value};
+
+use crate::corpus::{JOB_AND_POOL, YAML};
+use crate::guard;
+use crate::located::{Layout, Lines};
+use crate::mutate::input;
+
+proptest! {
+    #![proptest_config(guard::config(256, "tests/proptest-regressions/fuzz-yaml-load.txt"))]
+
+    /// Loading Jobs and Pools never panics, and every finding points inside the file.
+    #[test]
+    fn loader_findings_point_inside_the_file(text in input(&YAML)) {
+        let checked = guard::run("read_documents", move || {
+            let name: Arc<str> = Arc::from("fuzz.yaml");
+            let mut findings = Findings::default();
+            load::read_documents(&name, &text, &mut findings);
+            Layout::new("fuzz.yaml", &text, Lines::Yaml)
+                .all_inside(&findings)
+                .map_err(|e| format!("{e}\n--- input:\n{text:?}"))
+        });
+        prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+    }
+}
+
+proptest! {
+    #![proptest_config(guard::config(384, "tests/proptest-regressions/fuzz-yaml-parsers.txt"))]
+
+    /// The fast path reads what it accepts exactly as the full parser does, and the
+    /// located tree and the event reader agree on every document.
+    #[test]
+    fn parsers_agree(text in input(&YAML)) {
+        let outcome = guard::run("yaml parsers", move || {
+            let full = tree_value::parse_values_fully(&text).map_err(|e| e.message);
+            let located = tree::parse_values(&text).map_err(|e| e.message);
+            let fast = fast_yaml::parse(&text);
+            (text, full, located, fast)
+        });
+        let (text, full, located, fast) = outcome;
+        if let Some(fast) = fast {
+            prop_assert_eq!(Ok(fast), full.clone(), "fast path disagrees on {:?}", text);
+        }
+        match (&full, &located) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(a, b, "event reader and located tree disagree on {:?}", text);
+            }
+            (Err(_), Err(_)) => {}
+            _ => prop_assert!(
+                false,
+                "one parser accepts what the other rejects: {:?} vs {:?} on {:?}",
+                full,
+                located,
+                text
+            ),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(guard::config(256, "tests/proptest-regressions/fuzz-yaml-lint.txt"))]
+
+    /// `lint` on any text: no panic, findings inside the file, and a source line for
+    /// every located finding.
+    #[test]
+    fn lint_findings_point_inside_the_file(text in input(&YAML)) {
+        let checked = guard::run("lint_text", move || {
+            let mut report = LintReport::default();
+            lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone());
+            let layout = Layout::new("fuzz.yaml", &text, Lines::Yaml);
+            let lines = text.lines().count();
+            let located = layout.all_inside(&report.findings).and_then(|()| {
+                let mut at = report.findings.iter().filter_map(|f| f.location.as_ref());
+                match at.find(|at| at.line <= lines && report.sources.line(at).is_none()) {
+                    Some(at) => Err(format!("no source line for {at}")),
+                    None => Ok(()),
+                }
+            });
+            located.map_err(|e| format!("{e}\n--- input:\n{text:?}"))
+        });
+        prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+    }
+}
+
+/// Run the whole pipeline on `text` as one input file: the number of jobs rendered,
+/// or what property failed.
+fn pipeline_case(text: &str) -> Result<usize, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("job.yaml");
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
+    let run = pipeline::run(&Request {
+        inputs: vec![path.clone()],
+        ..Request::default()
+    });
+    // An error that stops the run (no Job in the file, say) is a user error, exit 2.
+    let Ok(outcome) = run else {
+        return Ok(0);
+    };
+    let name = load::display_name(&path);
+    Layout::new(&name, text, Lines::Yaml).all_inside(&outcome.findings)?;
+    for job in &outcome.jobs {
+        for file in job.files.iter().filter(|f| f.path.ends_with(".yaml")) {
+            let docs = rdmagen::check::verify::parse(&file.text)
+                .map_err(|e| format!("{} does not parse back: {e}", file.path))?;
+            let full = tree_value::parse_values_fully(&file.text).map_err(|e| e.message)?;
+            if docs != full {
+                return Err(format!("{}: fast and full readers disagree", file.path));
+            }
+        }
+    }
+    Ok(outcome.jobs.len())
+}
+
+proptest! {
+    #![proptest_config(guard::config(96, "tests/proptest-regressions/fuzz-yaml-pipeline.txt"))]
+
+    /// Mutated Job + Pool streams through load → resolve → render → verify: no panic,
+    /// findings inside the file, and every rendered manifest parses back.
+    #[test]
+    fn accepted_jobs_render_yaml_that_parses_back(text in input(&JOB_AND_POOL)) {
+        let checked = guard::run("pipeline", move || {
+            pipeline_case(&text)
+                .map(drop)
+                .map_err(|e| format!("{e}\n--- input:\n{text:?}"))
+        });
+        prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+    }
+}
+
+/// The examples themselves pass the pipeline property, so the target is known to
+/// reach rendering and the parse-back check, not only the loader's errors.
+#[test]
+fn unmutated_examples_render_and_parse_back() {
+    for (name, text) in JOB_AND_POOL.iter() {
+        let rendered = pipeline_case(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(rendered > 0, "{name}: no job rendered");
+    }
+    assert!(JOB_AND_POOL.len() >= 8);
+}
