@@ -8,6 +8,7 @@ use clap::Args;
 use super::Streams;
 use super::diff_output::{self, Labels};
 use super::output::{OutputArgs, write_findings};
+use crate::check::escape::printable;
 use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
@@ -112,7 +113,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
                 report.rendered,
-                dir.display(),
+                shown(&dir),
                 written.created,
                 written.updated,
                 written.unchanged
@@ -125,7 +126,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 let _ = writeln!(
                     io.err,
                     "CI is set: comparing with {} instead of writing (pass --bless to write)",
-                    dir.display()
+                    shown(&dir)
                 );
             }
             // Held until the comparison ends: no writer swaps the tree meanwhile.
@@ -165,7 +166,7 @@ fn waiting<'a>(args: &RenderArgs, err: &'a mut dyn Write) -> Waiting<'a> {
         let _ = writeln!(
             err,
             "waiting for another rdmagen run to finish with {} (--no-wait fails instead)",
-            dir.display()
+            shown(&dir)
         );
     });
     Waiting {
@@ -180,7 +181,7 @@ fn report_left(left: &[PathBuf], io: &mut Streams<'_>) {
         let _ = writeln!(
             io.err,
             "warning: could not remove {}, left by rdmagen's clean-up; delete it by hand",
-            path.display()
+            shown(&path)
         );
     }
 }
@@ -237,7 +238,7 @@ fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>
             }
             Status::Same => continue,
         };
-        let _ = writeln!(io.err, "{what}: {}", dir.join(&f.path).display());
+        let _ = writeln!(io.err, "{what}: {}", shown(&dir.join(&f.path)));
     }
     let stale = if prune {
         format!("{} deleted, {kept} stale kept", w.pruned.len())
@@ -247,7 +248,7 @@ fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>
     let _ = writeln!(
         io.err,
         "blessed {}: {} created, {} updated, {} unchanged, {stale}",
-        dir.display(),
+        shown(&dir),
         w.created,
         w.updated,
         w.unchanged,
@@ -255,9 +256,15 @@ fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>
     report_left(&w.left, io);
 }
 
+/// A path as printed: file names in an output directory come from a repository, so
+/// control characters in them are escaped.
+fn shown(path: &Path) -> String {
+    printable(&path.to_string_lossy()).into_owned()
+}
+
 fn explain(report: &Report, w: &mut dyn Write) {
     for (job, pool, decisions) in &report.decisions {
-        let _ = writeln!(w, "{job} (pool {pool}):");
+        let _ = writeln!(w, "{} (pool {}):", printable(job), printable(pool));
         for d in decisions {
             let _ = writeln!(w, "  {d}");
         }

@@ -240,21 +240,34 @@ fn a_kill_at_any_point_of_a_2000_job_render_leaves_the_old_or_the_new_tree() {
 
 #[test]
 fn a_full_disk_while_staging_leaves_the_old_tree_and_no_staging_area() {
+    // A 2 MiB tmpfs: the old tree of 300 jobs (a 4 KiB page per file) fits, a second
+    // copy does not.
+    full_file_system("size=2m");
+}
+
+#[test]
+fn running_out_of_inodes_while_staging_leaves_the_old_tree_and_no_staging_area() {
+    // The old tree takes 602 inodes (300 files, 300 directories, the record, the
+    // root); a second tree does not fit in 900.
+    full_file_system("nr_inodes=900");
+}
+
+/// Fill a small tmpfs while staging: exit 2 naming the error, the old tree, nothing
+/// else changed, no staging area left.
+fn full_file_system(options: &str) {
     let base = tempfile::tempdir().unwrap();
     let mount = base.path().join("small");
     std::fs::create_dir(&mount).unwrap();
-    // A 2 MiB tmpfs: the old tree of 300 jobs (a 4 KiB page per file) fits, a second
-    // copy does not.
     let mounted = is_root()
         && Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(&mount)
             .output()
             .is_ok_and(|o| o.status.success());
     if !mounted {
         // Without the right to mount (not root, or a container without it), the
-        // staging writes cannot be made to fail for real; the kill test above still
-        // covers a run that stops while staging.
+        // staging writes cannot be made to fail for real; the kill test still covers
+        // a run that stops while staging.
         eprintln!("skipped: cannot mount a tmpfs here");
         return;
     }
@@ -269,14 +282,14 @@ fn a_full_disk_while_staging_leaves_the_old_tree_and_no_staging_area() {
     world.out = mount.join("out");
     std::fs::write(mount.join("user-file"), "kept\n").unwrap();
     let old_in = world.inputs("v1", 300);
-    let big = world.inputs("v2", 300);
+    let new_in = world.inputs("v2", 300);
     let out = world.out();
     let out = out.to_str().unwrap();
     let first = world.run(&["render", &old_in, "-o", out]);
     assert!(first.status.success(), "{}", stderr(&first));
     let old = snapshot(&world.out());
     let outside = world.outside();
-    let failed = world.run(&["render", &big, "-o", out]);
+    let failed = world.run(&["render", &new_in, "-o", out]);
     assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
     assert!(
         stderr(&failed).contains("No space left on device"),
@@ -650,4 +663,24 @@ fn a_staging_area_that_only_looks_like_rdmagens_is_left_alone() {
             .success()
     );
     assert_eq!(snapshot(&fake), before);
+}
+
+#[test]
+fn an_input_over_the_size_limit_is_refused_before_it_is_read() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    let out = world.run(&["validate", &inputs, "--max-file-size", "100"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {inputs}/job-0000.yaml: is larger than 100 bytes, the most rdmagen reads (--max-file-size)\n"
+        )
+    );
+    let out = world.run(&["validate", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: /dev/zero: is a character device; rdmagen reads only regular files\n"
+    );
 }
