@@ -113,7 +113,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
                 report.rendered,
-                shown(&dir),
+                shown(dir),
                 written.created,
                 written.updated,
                 written.unchanged
@@ -126,7 +126,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 let _ = writeln!(
                     io.err,
                     "CI is set: comparing with {} instead of writing (pass --bless to write)",
-                    shown(&dir)
+                    shown(dir)
                 );
             }
             // Held until the comparison ends: no writer swaps the tree meanwhile.
@@ -166,7 +166,7 @@ fn waiting<'a>(args: &RenderArgs, err: &'a mut dyn Write) -> Waiting<'a> {
         let _ = writeln!(
             err,
             "waiting for another rdmagen run to finish with {} (--no-wait fails instead)",
-            shown(&dir)
+            shown(dir)
         );
     });
     Waiting {
@@ -181,7 +181,7 @@ fn report_left(left: &[PathBuf], io: &mut Streams<'_>) {
         let _ = writeln!(
             io.err,
             "warning: could not remove {}, left by rdmagen's clean-up; delete it by hand",
-            shown(&path)
+            shown(path)
         );
     }
 }
@@ -248,7 +248,7 @@ fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>
     let _ = writeln!(
         io.err,
         "blessed {}: {} created, {} updated, {} unchanged, {stale}",
-        shown(&dir),
+        shown(dir),
         w.created,
         w.updated,
         w.unchanged,
