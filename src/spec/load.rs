@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustix::fs::FileType;
 use serde::de::DeserializeOwned;
-use walkdir::WalkDir;
 
 use crate::check::{Findings, Rule};
 use crate::error::Error;
@@ -33,25 +33,36 @@ pub struct Inputs {
 
 /// Expand files and directories into the YAML files they name, sorted.
 /// A directory is walked recursively for `*.yaml` and `*.yml`; a file is taken as given.
+/// Nothing is followed: a symlink (or FIFO, device) with a YAML name in a walked
+/// directory is an error that names it, as is a named path that is a symlink.
 pub fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-        if meta.is_dir() {
-            let mut found = Vec::new();
-            for entry in WalkDir::new(path).sort_by_file_name() {
-                let entry = entry.map_err(|e| Error::io(path, e.into()))?;
-                let is_yaml = entry
-                    .path()
-                    .extension()
-                    .is_some_and(|ext| ext == "yaml" || ext == "yml");
-                if entry.file_type().is_file() && is_yaml {
-                    found.push(entry.into_path());
-                }
-            }
-            files.extend(found);
-        } else {
+        let kind = crate::files::kind_of(path).map_err(|e| Error::io(path, e))?;
+        if kind != Some(FileType::Directory) {
+            // Read as given: a missing file, a symlink or a FIFO is refused by the read.
             files.push(path.clone());
+            continue;
+        }
+        for entry in crate::files::walk(path).map_err(|e| Error::io(path, e))? {
+            let is_yaml = entry
+                .path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml");
+            match entry.kind {
+                FileType::RegularFile if is_yaml => files.push(entry.path),
+                FileType::RegularFile | FileType::Directory => {}
+                _ if is_yaml => {
+                    return Err(Error::io(
+                        &entry.path,
+                        std::io::Error::other(format!(
+                            "is {}; rdmagen reads only regular files and never follows symlinks",
+                            crate::files::kind_name(entry.kind)
+                        )),
+                    ));
+                }
+                _ => {}
+            }
         }
     }
     Ok(files)

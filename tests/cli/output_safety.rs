@@ -684,3 +684,26 @@ fn an_input_over_the_size_limit_is_refused_before_it_is_read() {
         "error: /dev/zero: is a character device; rdmagen reads only regular files\n"
     );
 }
+
+#[test]
+fn a_symlinked_input_is_refused_and_its_target_never_echoed() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    symlink("../secret.txt", world.path(&format!("{inputs}/stolen.yaml"))).unwrap();
+    let out = world.run(&["validate", &inputs]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {inputs}/stolen.yaml: is a symlink; rdmagen reads only regular files and never follows symlinks\n"
+        )
+    );
+    // Named on the command line, it is refused by the read itself.
+    let out = world.run(&["validate", &format!("{inputs}/stolen.yaml")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).ends_with("stolen.yaml: is a symlink; rdmagen never follows symlinks in the trees it reads or writes\n"),
+        "{}",
+        stderr(&out)
+    );
+}
