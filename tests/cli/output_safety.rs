@@ -63,6 +63,7 @@ fn snapshot(dir: &Path) -> Snapshot {
 struct World {
     dir: tempfile::TempDir,
     out: PathBuf,
+    binary: PathBuf,
 }
 
 impl World {
@@ -72,6 +73,7 @@ impl World {
         World {
             out: dir.path().join("out"),
             dir,
+            binary: PathBuf::from(env!("CARGO_BIN_EXE_rdmagen")),
         }
     }
 
@@ -101,7 +103,7 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rdmagen"));
+        let mut command = Command::new(&self.binary);
         command
             .args(args)
             .current_dir(self.dir.path())
@@ -119,6 +121,20 @@ impl World {
 
     /// Everything but the output directory (and rdmagen's staging areas beside it,
     /// which are checked separately).
+    /// Hand the whole world to `nobody`, with a copy of the binary it can run (the
+    /// build directory may be out of its reach).
+    fn give_to_nobody(&mut self) -> u32 {
+        let nobody = 65534;
+        let copy = self.path("rdmagen");
+        std::fs::copy(&self.binary, &copy).unwrap();
+        self.binary = copy;
+        for entry in walkdir::WalkDir::new(self.dir.path()) {
+            let path = entry.unwrap().into_path();
+            std::os::unix::fs::lchown(&path, Some(nobody), Some(nobody)).unwrap();
+        }
+        nobody
+    }
+
     fn outside(&self) -> Snapshot {
         snapshot(self.dir.path())
             .into_iter()
@@ -307,18 +323,14 @@ fn full_file_system(options: &str) {
 
 #[test]
 fn a_read_only_job_directory_is_replaced_whole_and_keeps_its_mode() {
-    let world = World::new();
+    let mut world = World::new();
     let (_, new_in, _, new, _) = old_and_new(&world, 3);
     let job = world.out().join("job-0001");
     std::fs::set_permissions(&job, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let mut command = world.command(&["render", &new_in, "-o", "out"]);
     // As root, permissions do not stop a write: run as nobody where that is possible.
-    if is_root() {
-        let nobody = 65534;
-        for entry in walkdir::WalkDir::new(world.dir.path()) {
-            let path = entry.unwrap().into_path();
-            std::os::unix::fs::lchown(&path, Some(nobody), Some(nobody)).unwrap();
-        }
+    let nobody = is_root().then(|| world.give_to_nobody());
+    let mut command = world.command(&["render", &new_in, "-o", "out"]);
+    if let Some(nobody) = nobody {
         command.uid(nobody).gid(nobody);
     }
     let out = command.output().unwrap();
@@ -334,13 +346,9 @@ fn a_read_only_job_directory_is_replaced_whole_and_keeps_its_mode() {
 fn an_output_directory_whose_parent_is_read_only_is_left_as_it_was() {
     if is_root() {
         // Root writes through any mode; the case needs an ordinary user.
-        let world = World::new();
+        let mut world = World::new();
         let (_, new_in, old, _, _) = old_and_new(&world, 3);
-        let nobody = 65534;
-        for entry in walkdir::WalkDir::new(world.dir.path()) {
-            let path = entry.unwrap().into_path();
-            std::os::unix::fs::lchown(&path, Some(nobody), Some(nobody)).unwrap();
-        }
+        let nobody = world.give_to_nobody();
         let parent = world.dir.path();
         std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o555)).unwrap();
         let out = world
@@ -689,7 +697,11 @@ fn an_input_over_the_size_limit_is_refused_before_it_is_read() {
 fn a_symlinked_input_is_refused_and_its_target_never_echoed() {
     let world = World::new();
     let inputs = world.inputs("v1", 1);
-    symlink("../secret.txt", world.path(&format!("{inputs}/stolen.yaml"))).unwrap();
+    symlink(
+        "../secret.txt",
+        world.path(&format!("{inputs}/stolen.yaml")),
+    )
+    .unwrap();
     let out = world.run(&["validate", &inputs]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
