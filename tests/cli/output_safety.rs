@@ -719,3 +719,31 @@ fn a_symlinked_input_is_refused_and_its_target_never_echoed() {
         stderr(&out)
     );
 }
+
+#[test]
+fn something_in_the_way_of_an_output_file_stops_the_run_before_any_change() {
+    let world = World::new();
+    let (old_in, _, _, _, _) = old_and_new(&world, 3);
+    // A directory where rdmagen writes a file, and a file where it needs a directory.
+    std::fs::remove_file(world.path("out/job-0001/pytorchjob.yaml")).unwrap();
+    std::fs::create_dir(world.path("out/job-0001/pytorchjob.yaml")).unwrap();
+    let before = snapshot(world.dir.path());
+    let out = world.run(&["render", &old_in, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: out/job-0001/pytorchjob.yaml: rdmagen writes a file here, and something else is in the way; move it\n"
+    );
+    assert_eq!(snapshot(world.dir.path()), before);
+    std::fs::remove_dir_all(world.path("out/job-0002")).unwrap();
+    std::fs::write(world.path("out/job-0002"), "a file\n").unwrap();
+    std::fs::remove_dir(world.path("out/job-0001/pytorchjob.yaml")).unwrap();
+    let before = snapshot(world.dir.path());
+    let out = world.run(&["render", &old_in, "-o", "out", "--bless"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: out/job-0002: rdmagen writes a directory here, and something else is in the way; move it\n"
+    );
+    assert_eq!(snapshot(world.dir.path()), before);
+}
