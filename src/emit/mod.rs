@@ -238,10 +238,19 @@ impl OutputWriter {
         let old_lock = self.out.relock(swap::open_dir(&tree).map_err(io)?)?;
         if let Err(e) = swap::exchange(&tree, &dir, &staging.container.join("old")) {
             let _ = self.out.relock(old_lock);
-            return Err(Error::io(&self.out.shown, e));
+            return Err(Error::io(
+                &self.out.shown,
+                std::io::Error::other(format!(
+                    "cannot swap the new tree in beside it (a mount point, or a file system \
+                     that cannot rename directories?): {e}"
+                )),
+            ));
         }
         self.out.created = false;
-        swap::sync_dir(&self.out.parent).map_err(|e| Error::io(&self.out.parent, e))?;
+        // The swap is done and cannot be undone here: a failed fsync of the parent only
+        // means the rename may not survive a power loss, so it is not an error that
+        // would make the caller discard the staging area (now the old tree).
+        let _ = swap::sync_dir(&self.out.parent);
         Ok(())
     }
 }
