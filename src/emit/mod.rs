@@ -144,7 +144,7 @@ impl OutputWriter {
             .into_iter()
             .filter(|rel| !written.pruned.contains(*rel))
             .collect();
-        let mut owned_now = rendered;
+        let mut owned_now = rendered.clone();
         owned_now.extend(
             kept.iter()
                 .filter(|rel| old.owns(rel))
@@ -168,10 +168,14 @@ impl OutputWriter {
         let result = self.build_and_swap(&mut staging, &unchanged, &kept, &record);
         match result {
             Ok(()) => {
+                // What the old tree held at a path this run rendered was replaced on
+                // purpose: it goes too, whoever wrote it.
+                let mut replaced = rendered;
+                replaced.extend(self.old.owned().iter().cloned());
                 written.left.extend(swap::clear_old_tree(
                     &staging.tree,
                     &self.out.path(),
-                    self.old.owned(),
+                    &replaced,
                 ));
                 let _ = fs::remove_file(staging.container.join("lock"));
                 let _ = fs::remove_dir(&staging.container);

@@ -13,9 +13,9 @@ use crate::files;
 #[derive(Debug, Default)]
 pub struct OldTree {
     /// The real path of the directory.
-    pub root: PathBuf,
+    root: PathBuf,
     /// The path as the user wrote it, for messages.
-    pub shown: PathBuf,
+    shown: PathBuf,
     /// Every entry below the root by relative path: regular files and directories
     /// only (anything else is refused when the tree is read).
     entries: BTreeMap<String, FileType>,
@@ -131,6 +131,7 @@ impl OldTree {
             .map(|(rel, _)| rel.as_str())
     }
 
+    /// Whether rdmagen can prove it wrote `rel`.
     pub fn owns(&self, rel: &str) -> bool {
         self.owned.contains(rel)
     }
@@ -139,6 +140,7 @@ impl OldTree {
         &self.owned
     }
 
+    /// `rel` as the user would name it, for messages.
     pub fn shown(&self, rel: &str) -> PathBuf {
         self.shown.join(rel)
     }

@@ -263,7 +263,10 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
     }
     let swapped = left.new.is_some() && inode_of(dir).ok() == left.new && left.old.is_some();
     if swapped {
-        let owned = old_tree_owned(&tree);
+        // The old record (what rdmagen owned) and the new one (what it rendered, and
+        // so replaced) together name everything of the old tree that may go.
+        let mut owned = old_tree_owned(&tree);
+        owned.extend(old_tree_owned(dir));
         stuck = clear_old_tree(&tree, dir, &owned);
     } else {
         let _ = fs::remove_dir_all(&tree);
@@ -273,7 +276,7 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
     Some(stuck)
 }
 
-/// What an old tree's record says rdmagen owned (by names, without a record).
+/// What a tree's record says rdmagen owned (by names, without a record).
 fn old_tree_owned(tree: &Path) -> BTreeSet<String> {
     match files::read_regular(&tree.join(RECORD)) {
         Ok(text) => owned::parse(&String::from_utf8_lossy(&text)),

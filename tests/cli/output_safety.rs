@@ -747,3 +747,27 @@ fn something_in_the_way_of_an_output_file_stops_the_run_before_any_change() {
     );
     assert_eq!(snapshot(world.dir.path()), before);
 }
+
+#[test]
+fn a_file_at_a_path_rdmagen_renders_is_replaced_without_leftovers() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    assert!(
+        world
+            .run(&["render", &inputs, "-o", "out"])
+            .status
+            .success()
+    );
+    let expected = snapshot(&world.out());
+    // A hand-written file at the path the job renders, which the record does not
+    // list: the render replaces it, and the old tree's clean-up removes it too.
+    std::fs::write(world.path("out/.rdmagen-owned"), "# nothing\n").unwrap();
+    std::fs::write(world.path("out/job-0000/pytorchjob.yaml"), "kind: Mine\n").unwrap();
+    let out = world.run(&["render", &inputs, "-o", "out"]);
+    assert_eq!(
+        stderr(&out),
+        "1 job(s) rendered to out: 0 created, 1 updated, 0 unchanged\n"
+    );
+    assert_eq!(snapshot(&world.out()), expected);
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
