@@ -8,7 +8,7 @@
 //! instead of reading without bound.
 
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{FileType, Mode, OFlags};
@@ -51,6 +51,7 @@ pub fn symlink_refused() -> io::Error {
 /// and files over [`max_file_size`]. Thousands of small files are read per run, so
 /// this makes one open, one fstat and reads until the end.
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    refuse_symlinked_name(path)?;
     let limit = max_file_size();
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
@@ -96,6 +97,33 @@ pub fn read_regular_text(path: &Path) -> io::Result<String> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "is not valid UTF-8 text"))
 }
 
+/// Refuse a path that passes through a symlink: any component of a relative path
+/// (a repository can commit `jobs -> /etc`), and the last one of an absolute path
+/// (whose ancestors are the machine's, not the repository's). A trailing `/` or `/.`
+/// does not hide the last component: `lstat("dir/")` would follow it, so each prefix
+/// is rebuilt from its components.
+pub fn refuse_symlinked_name(path: &Path) -> io::Result<()> {
+    let components: Vec<Component<'_>> = path.components().collect();
+    let mut prefix = PathBuf::new();
+    for (i, component) in components.iter().enumerate() {
+        prefix.push(component);
+        let checked = path.is_relative() || i + 1 == components.len();
+        if checked
+            && matches!(component, Component::Normal(_))
+            && kind_of(&prefix)? == Some(FileType::Symlink)
+        {
+            if i + 1 == components.len() {
+                return Err(symlink_refused());
+            }
+            return Err(io::Error::other(format!(
+                "passes through {}, a symlink; rdmagen never follows symlinks in the trees it reads or writes",
+                prefix.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What `lstat` says a path is, without following it; `None` when nothing is there.
 pub fn kind_of(path: &Path) -> io::Result<Option<FileType>> {
     match rustix::fs::lstat(path) {
@@ -118,16 +146,23 @@ pub struct Entry {
 /// any symlink: a symlink is listed as one, never entered. A root that is a symlink
 /// is refused.
 pub fn walk(root: &Path) -> io::Result<Vec<Entry>> {
-    if kind_of(root)? == Some(FileType::Symlink) {
-        return Err(symlink_refused());
-    }
+    refuse_symlinked_name(root)?;
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(root)
         .min_depth(1)
         .follow_links(false)
+        .follow_root_links(false)
         .sort_by_file_name()
     {
         let entry = entry.map_err(io::Error::from)?;
+        // Names are compared and joined as text: two names that differ only in
+        // invalid bytes would become one, so such a name is refused, not guessed.
+        if entry.file_name().to_str().is_none() {
+            return Err(io::Error::other(format!(
+                "holds {}, a name that is not valid UTF-8; rename it",
+                entry.path().to_string_lossy()
+            )));
+        }
         let kind = if entry.file_type().is_symlink() {
             FileType::Symlink
         } else if entry.file_type().is_dir() {

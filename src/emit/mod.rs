@@ -172,13 +172,13 @@ impl OutputWriter {
                 // purpose: it goes too, whoever wrote it.
                 let mut replaced = rendered;
                 replaced.extend(self.old.owned().iter().cloned());
-                written.left.extend(swap::clear_old_tree(
-                    &staging.tree,
-                    &self.out.path(),
-                    &replaced,
-                ));
-                let _ = fs::remove_file(staging.container.join("lock"));
-                let _ = fs::remove_dir(&staging.container);
+                let left = swap::clear_old_tree(&staging.tree, &self.out.path(), &replaced);
+                // Whatever stays keeps its lock file, so the next run tries again.
+                if left.is_empty() {
+                    let _ = fs::remove_file(staging.container.join("lock"));
+                    let _ = fs::remove_dir(&staging.container);
+                }
+                written.left.extend(left);
                 Ok(written)
             }
             Err(e) => {

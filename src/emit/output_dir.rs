@@ -60,6 +60,11 @@ impl OutputDir {
         create: bool,
         waiting: &mut Waiting<'_>,
     ) -> Result<Option<Self>, Error> {
+        // The last name is checked below, with a message of its own.
+        let named: PathBuf = dir.components().collect();
+        if let Some(parent) = named.parent() {
+            files::refuse_symlinked_name(parent).map_err(|e| Error::io(dir, e))?;
+        }
         let (parent, name) = resolve(dir, create)?;
         let path = parent.join(&name);
         let mut created = false;

@@ -41,10 +41,9 @@ impl Staging {
     /// Create a staging area beside `parent/name`.
     pub fn create(parent: &Path, name: &std::ffi::OsStr) -> io::Result<Self> {
         let shown = name.to_string_lossy();
-        // Keep the whole name under NAME_MAX whatever the directory is called.
-        let short: String = shown.chars().take(100).collect();
         let unique = format!(
-            "{PREFIX}{short}.{}-{}",
+            "{PREFIX}{}.{}-{}",
+            short(&shown),
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -52,20 +51,26 @@ impl Staging {
         );
         let container = parent.join(unique);
         fs::create_dir(&container)?;
-        let lock_path = container.join("lock");
-        let mut lock = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock_path)?;
-        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
-        let (dev, ino) = inode_of(&container)?;
-        writeln!(lock, "for {shown}\ncontainer {dev}:{ino}")?;
-        let tree = container.join("tree");
-        fs::create_dir(&tree)?;
-        Ok(Staging {
-            container,
-            tree,
-            lock,
+        let fill = || -> io::Result<Staging> {
+            let mut lock = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(container.join("lock"))?;
+            rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+            let (dev, ino) = inode_of(&container)?;
+            writeln!(lock, "for {shown}\ncontainer {dev}:{ino}")?;
+            let tree = container.join("tree");
+            fs::create_dir(&tree)?;
+            Ok(Staging {
+                container: container.clone(),
+                tree,
+                lock,
+            })
+        };
+        // A full disk can stop this half-way: what was made goes again, or it would
+        // stay forever (its lock file could never name it).
+        fill().inspect_err(|_| {
+            let _ = fs::remove_dir_all(&container);
         })
     }
 
@@ -85,6 +90,16 @@ impl Staging {
     pub fn discard(self) {
         let _ = fs::remove_dir_all(&self.container);
     }
+}
+
+/// The output directory's name as it appears in its staging area's name: at most 100
+/// bytes, so the whole name stays under NAME_MAX (255 bytes) whatever DIR is called.
+fn short(name: &str) -> &str {
+    let mut end = name.len().min(100);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
 }
 
 /// Exchange `new` and `dir` in one system call. On file systems without
@@ -216,8 +231,7 @@ fn parse_lock(text: &str, name: &str) -> Option<Left> {
 /// tree. Returns what could not be removed.
 pub fn recover(parent: &Path, name: &std::ffi::OsStr, dir: &Path) -> Vec<PathBuf> {
     let shown = name.to_string_lossy();
-    let short: String = shown.chars().take(100).collect();
-    let prefix = format!("{PREFIX}{short}.");
+    let prefix = format!("{PREFIX}{}.", short(&shown));
     let Ok(listing) = fs::read_dir(parent) else {
         return Vec::new();
     };

@@ -171,6 +171,7 @@ fn user_templates(dir: &Path) -> Result<Vec<(&'static str, String)>, Error> {
             OVERRIDABLE.join(", ")
         ))
     };
+    crate::files::refuse_symlinked_name(dir).map_err(|e| Error::io(dir, e))?;
     match crate::files::kind_of(dir).map_err(|e| Error::io(dir, e))? {
         None => return Err(usage("no such directory".to_owned())),
         Some(FileType::Directory) => {}

@@ -258,19 +258,25 @@ fn a_kill_at_any_point_of_a_2000_job_render_leaves_the_old_or_the_new_tree() {
 fn a_full_disk_while_staging_leaves_the_old_tree_and_no_staging_area() {
     // A 2 MiB tmpfs: the old tree of 300 jobs (a 4 KiB page per file) fits, a second
     // copy does not.
-    full_file_system("size=2m");
+    full_file_system("size=2m", false);
+}
+
+#[test]
+fn a_disk_already_full_leaves_no_staging_area_behind() {
+    // Full before the run starts: even the staging area's lock file cannot be written.
+    full_file_system("size=2m", true);
 }
 
 #[test]
 fn running_out_of_inodes_while_staging_leaves_the_old_tree_and_no_staging_area() {
     // The old tree takes 602 inodes (300 files, 300 directories, the record, the
     // root); a second tree does not fit in 900.
-    full_file_system("nr_inodes=900");
+    full_file_system("nr_inodes=900", false);
 }
 
 /// Fill a small tmpfs while staging: exit 2 naming the error, the old tree, nothing
 /// else changed, no staging area left.
-fn full_file_system(options: &str) {
+fn full_file_system(options: &str, fill_first: bool) {
     let base = tempfile::tempdir().unwrap();
     let mount = base.path().join("small");
     std::fs::create_dir(&mount).unwrap();
@@ -303,6 +309,11 @@ fn full_file_system(options: &str) {
     let out = out.to_str().unwrap();
     let first = world.run(&["render", &old_in, "-o", out]);
     assert!(first.status.success(), "{}", stderr(&first));
+    if fill_first {
+        let mut filler = std::fs::File::create(mount.join("filler")).unwrap();
+        let block = vec![b'x'; 4096];
+        while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+    }
     let old = snapshot(&world.out());
     let outside = world.outside();
     let failed = world.run(&["render", &new_in, "-o", out]);
@@ -770,4 +781,74 @@ fn a_file_at_a_path_rdmagen_renders_is_replaced_without_leftovers() {
     );
     assert_eq!(snapshot(&world.out()), expected);
     assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+/// A trailing slash once made `lstat` follow a committed symlink (`jobs -> /etc`), and
+/// a symlinked parent of a named file or of `-o` was followed silently.
+#[test]
+fn a_named_path_through_a_symlink_is_refused_with_or_without_a_trailing_slash() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("creds.yaml"),
+        format!("token: {SECRET}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(outside.path().join("rendered")).unwrap();
+    std::fs::write(outside.path().join("rendered/keep"), "keep\n").unwrap();
+    symlink(outside.path(), world.path("link")).unwrap();
+    let before = snapshot(outside.path());
+    let refused = |args: &[&str]| {
+        let out = world.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("symlink"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    };
+    for named in ["link", "link/", "link/.", "link//"] {
+        refused(&["validate", named]);
+        refused(&["lint", named]);
+        refused(&["diff", &inputs, named]);
+        refused(&["render", &inputs, "--templates", named]);
+    }
+    refused(&["validate", "link/creds.yaml"]);
+    refused(&[
+        "render",
+        &inputs,
+        "-o",
+        "link/rendered",
+        "--bless",
+        "--prune",
+    ]);
+    refused(&["render", &inputs, "-o", "link/rendered", "--check"]);
+    assert_eq!(snapshot(outside.path()), before);
+}
+
+#[test]
+fn a_name_that_is_not_utf8_in_the_output_directory_stops_the_run_before_any_change() {
+    use std::os::unix::ffi::OsStrExt;
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    assert!(
+        world
+            .run(&["render", &inputs, "-o", "out"])
+            .status
+            .success()
+    );
+    let odd = std::ffi::OsStr::from_bytes(b"notes\xff");
+    std::fs::write(world.out().join(odd), "A").unwrap();
+    std::fs::write(world.out().join("notes\u{fffd}"), "B").unwrap();
+    let inputs = world.inputs("v2", 1);
+    let before = snapshot(world.dir.path());
+    let out = world.run(&["render", &inputs, "-o", "out", "--bless", "--prune"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a name that is not valid UTF-8; rename it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(world.dir.path()), before);
 }

@@ -51,11 +51,11 @@ pub static YAML: LazyLock<Samples> = LazyLock::new(|| {
 });
 
 /// Node captures: the project's tests/diag and rule fixtures, plus the shared
-/// reference samples when this machine has them.
+/// reference samples when `../shared` (beside the project, as in CI) has them.
 pub static CAPTURES: LazyLock<Samples> = LazyLock::new(|| {
     let mut all = gather(&[("tests/diag", &[".txt"]), ("tests/rules", &[".txt"])]);
-    let shared = Path::new("/work/shared/reference/diag-samples");
-    if let Ok(dir) = std::fs::read_dir(shared) {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/diag-samples");
+    if let Ok(dir) = std::fs::read_dir(&shared) {
         let mut extra: Vec<PathBuf> = dir.map(|e| e.expect("readable").path()).collect();
         extra.sort();
         all.extend(extra.iter().map(|p| (p.display().to_string(), read(p))));
