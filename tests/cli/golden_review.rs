@@ -132,6 +132,10 @@ fn stale_files_are_reported_and_pruned_only_when_asked() {
     let stale = dir.path().join("old-job/pytorchjob.yaml");
     std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
     std::fs::write(&stale, "kind: Old\n").unwrap();
+    // A job rdmagen rendered once (its record says so) and no input renders now.
+    let record = dir.path().join(".rdmagen-owned");
+    let listed = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, format!("{listed}old-job/pytorchjob.yaml\n")).unwrap();
     let (code, stdout, _) = check(dir.path(), &["--format", "brief"]);
     assert_eq!(code, 1);
     assert!(stdout.contains("D "), "{stdout}");
