@@ -101,7 +101,61 @@ pub fn run(
         }
     };
     crate::files::set_max_file_size(cli.max_file_size);
-    let streams = &mut Streams { out, err, terminal };
+    let paused = pause_workflow_commands(&cli.command, err);
+    let code = run_command(&cli, &mut Streams { out, err, terminal });
+    if let Some(token) = paused {
+        // Everything printed goes before the runner reads commands again.
+        let _ = out.flush();
+        let _ = writeln!(err, "::{token}::");
+    }
+    code
+}
+
+/// GitHub Actions runs the workflow commands it finds in a step's output: `::cmd::`
+/// at the start of a line (after any spaces) and the older `##[cmd]` anywhere. What
+/// rdmagen prints quotes the repository (a golden file's lines in a diff, file names,
+/// values), which escaping control characters alone cannot make inert. So on Actions
+/// (`GITHUB_ACTIONS=true`) the run's output is framed by `::stop-commands::TOKEN` and
+/// `::TOKEN::`, GitHub's own way to print untrusted text, on stderr (never a data
+/// stream), with a token nobody can guess. `--format github` is left alone: its
+/// annotations are meant to be read, and their text is percent-encoded.
+fn pause_workflow_commands(command: &Command, err: &mut dyn Write) -> Option<String> {
+    use std::hash::{BuildHasher, Hasher};
+    let on_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    if !on_actions || command.format() == Some(output::Format::Github) {
+        return None;
+    }
+    // RandomState is keyed from the OS's random source, once per process.
+    let random = std::collections::hash_map::RandomState::new();
+    let token: String = (0..2u64)
+        .map(|i| {
+            let mut h = random.build_hasher();
+            h.write_u64(i);
+            format!("{:016x}", h.finish())
+        })
+        .collect();
+    writeln!(err, "::stop-commands::{token}").ok()?;
+    Some(token)
+}
+
+impl Command {
+    /// The findings format a command was given, for the commands that take one.
+    fn format(&self) -> Option<output::Format> {
+        match self {
+            Command::Render(a) => Some(a.report.format),
+            Command::Validate(a) => Some(a.report.format),
+            Command::Lint(a) => Some(a.report.format),
+            Command::Diff(a) => Some(a.report.format),
+            Command::Detect(a) => Some(a.report.format),
+            Command::Dockerfile(a) => Some(a.report.format),
+            Command::ImageCheck(a) => Some(a.report.format),
+            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
+        }
+    }
+}
+
+/// Run the parsed command; its exit code.
+fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> i32 {
     let result = match &cli.command {
         Command::Render(args) => render::run(args, streams),
         Command::Validate(args) => validate::run(args, streams),

@@ -108,6 +108,7 @@ impl World {
             .args(args)
             .current_dir(self.dir.path())
             .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
             .env("GITHUB_TOKEN", SECRET)
             .stdin(Stdio::null());
         command
@@ -851,4 +852,56 @@ fn a_name_that_is_not_utf8_in_the_output_directory_stops_the_run_before_any_chan
         stderr(&out)
     );
     assert_eq!(snapshot(world.dir.path()), before);
+}
+
+/// `##[cmd]` anywhere in a line and `::cmd::` after spaces are workflow commands to the
+/// Actions runner, and a golden file's lines reach the log in a diff: on Actions the
+/// output is framed by `::stop-commands::`.
+#[test]
+fn on_github_actions_workflow_commands_are_paused_around_the_output() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    assert!(
+        world
+            .run(&["render", &inputs, "-o", "out"])
+            .status
+            .success()
+    );
+    let golden = world.path("out/job-0000/pytorchjob.yaml");
+    let text = std::fs::read_to_string(&golden).unwrap();
+    std::fs::write(&golden, format!("{text}# ##[add-mask]x\n::error::pwned\n")).unwrap();
+    let on_actions = |extra: &[&str]| {
+        let mut args = vec!["render", inputs.as_str(), "-o", "out", "--check"];
+        args.extend_from_slice(extra);
+        let out = world
+            .command(&args)
+            .env("GITHUB_ACTIONS", "true")
+            .output()
+            .unwrap();
+        assert_no_secret(&out);
+        assert_eq!(out.status.code(), Some(1));
+        out
+    };
+    let first = on_actions(&[]);
+    let err = stderr(&first);
+    let token = err
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("::stop-commands::"))
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_owned();
+    assert_eq!(token.len(), 32);
+    assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(err.ends_with(&format!("::{token}::\n")), "{err}");
+    let stdout = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert!(
+        stdout.contains("-# ##[add-mask]x\n-::error::pwned\n"),
+        "{stdout}"
+    );
+    // A new token every run: a golden file cannot carry the one that resumes commands.
+    let second = stderr(&on_actions(&[]));
+    assert!(!second.contains(&token), "{second}");
+    // Annotations are the point of --format github (and are percent-encoded).
+    let github = stderr(&on_actions(&["--format", "github"]));
+    assert!(!github.contains("::stop-commands::"), "{github}");
 }

@@ -13,6 +13,7 @@ pub fn rdmagen(args: &[&str]) -> Output {
         .args(args)
         .current_dir(root())
         .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
         .output()
         .expect("rdmagen runs")
 }
