@@ -102,6 +102,16 @@ impl World {
         name
     }
 
+    /// `bad.yaml`: a Job whose pool does not exist (exit 1, nothing written).
+    fn bad_job(&self) {
+        std::fs::write(
+            self.path("bad.yaml"),
+            "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\n\
+             spec: {pool: none, image: i, nodes: 2}\n",
+        )
+        .unwrap();
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.binary);
         command
@@ -388,11 +398,7 @@ fn concurrent_runs_take_turns_and_a_failing_one_removes_nothing() {
     let world = World::new();
     let (old_in, new_in, old, new, _) = old_and_new(&world, 2000);
     std::fs::remove_dir_all(world.out()).unwrap();
-    std::fs::write(
-        world.path("bad.yaml"),
-        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
-    )
-    .unwrap();
+    world.bad_job();
     // Into a new directory: a good run and a failing one at once.
     let good = world
         .command(&["render", &new_in, "-o", "out"])
@@ -564,11 +570,7 @@ fn a_template_linked_out_of_the_templates_directory_is_refused() {
 fn dot_dot_after_a_missing_directory_is_refused_and_nothing_is_deleted() {
     let world = World::new();
     let inputs = world.inputs("v1", 1);
-    std::fs::write(
-        world.path("bad.yaml"),
-        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
-    )
-    .unwrap();
+    world.bad_job();
     let before = snapshot(world.dir.path());
     for args in [
         &["render", "bad.yaml", "-o", "newdir/.."][..],
@@ -596,11 +598,7 @@ fn dot_dot_after_a_missing_directory_is_refused_and_nothing_is_deleted() {
 #[test]
 fn a_failed_run_into_a_new_directory_leaves_no_directory() {
     let world = World::new();
-    std::fs::write(
-        world.path("bad.yaml"),
-        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: bad}\nspec: {pool: none, image: i, nodes: 2}\n",
-    )
-    .unwrap();
+    world.bad_job();
     let before = snapshot(world.dir.path());
     let out = world.run(&["render", "bad.yaml", "-o", "out"]);
     assert_eq!(out.status.code(), Some(1));
