@@ -38,6 +38,9 @@ pub enum Rule {
     RdmaUnknownType,
     RocePartialNode,
     GpusAbovePool,
+    PartialNodeNics,
+    ShmTooSmall,
+    ShmAboveMemory,
     IbTcSet,
     OperatorManagedEnv,
     OverridesPlatformPreset,
@@ -50,6 +53,7 @@ pub enum Rule {
     ElasticStandalone,
     ShellWrapper,
     ElasticNprocConflict,
+    OldOperatorNproc,
     GidIndexOnIb,
     NcclValueRange,
     HcaNamingConflict,
@@ -58,12 +62,17 @@ pub enum Rule {
     NcclSyntax,
     IbTimeoutInfinite,
     DebugOnlyVariable,
+    GidNeedsNewerNccl,
+    GidNcclUnknown,
     VolumeSource,
     RdmaWithoutHcas,
+    GidUndecided,
     RdmaWithoutIpcLock,
     IpcLockWithoutRdma,
     NoShm,
     HostNetworkDns,
+    StaticClaimClass,
+    SchedulingWithoutGang,
     MasterReplicas,
     WorkerReplicas,
     NoPytorchContainer,
@@ -85,6 +94,7 @@ pub enum Rule {
     NoManagementNic,
     IbWithoutSm,
     NothingDetected,
+    RoceV1Only,
     RenderedSchema,
     RenderedFidelity,
     TemplateError,
@@ -169,14 +179,23 @@ catalogue! {
         "the RDMA request is not auto, on, off or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
         "CubeStudio's get_rdma() returns 0 for a type it does not know, which disables RDMA without a word. rdmagen reports it instead.";
     RocePartialNode "RDG013" Warning false,
-        "RDMA is on for a RoCE job that takes less than a whole node", SEED_AISTUDIO,
-        "AIStudio turns RDMA on at 8 GPUs and off below, and warns that forcing it on for fewer GPUs over RoCE can cause communication problems.";
+        "RDMA is forced on for a job on part of a node of a platform that turns it off there", SEED_AISTUDIO,
+        "AIStudio turns RDMA on at 8 GPUs and off below, and warns that forcing it on for fewer GPUs over RoCE can cause communication problems. Other platforms turn it on for any multi-node job.";
     GpusAbovePool "RDG014" Error false,
         "the job asks for more GPUs per node than the pool's nodes have", "rdmagen pool definition",
         "A pod cannot span nodes; a request above the node's GPU count leaves it Pending forever.";
+    PartialNodeNics "RDG016" Info false,
+        "a job on part of a node uses NICs chosen without knowing its GPUs", "NCCL env.rst (NCCL_NET_GDR_LEVEL); real-clusters.md §4",
+        "Neither rdmagen nor the device plugin knows which GPUs a pod on part of a node gets, so the NIC list cannot follow GPU locality. With `partialNodeHcas: first` the pod gets the first ceil(k·H/G) data NICs, which may be far from its GPUs (no GPUDirect RDMA, traffic across the CPU interconnect); with `all`, NCCL picks the NIC nearest each GPU. The pool's `network.partialNodeHcas` chooses; each platform has a default.";
+    ShmTooSmall "RDG017" Warning false,
+        "/dev/shm is smaller than 1Gi on a GPU job", "NVIDIA/nccl#1518; seed 001",
+        "NCCL's shared-memory transport and data-loader workers live in /dev/shm; a few hundred MiB runs out as soon as several GPUs or workers share it (`shm: 64` is 64 bytes, not 64Gi).";
+    ShmAboveMemory "RDG018" Warning false,
+        "/dev/shm is larger than the pod's memory limit", "Kubernetes core/v1 EmptyDirVolumeSource.sizeLimit",
+        "A memory-backed emptyDir is capped by the pod's memory limit, and what it holds counts toward that limit: the pod is OOM-killed before /dev/shm reaches its size. Raise `resources.memory` or lower `shm`.";
     IbTcSet "RDG020" Error false,
-        "the job sets NCCL_IB_TC", SEED_AISTUDIO,
-        "AIStudio: no need to set NCCL_IB_TC, do not change it. The traffic class must match the switches' PFC/ECN configuration, which the platform owns.";
+        "NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS", SEED_AISTUDIO,
+        "The traffic class and service level must match the switches' PFC/ECN setup. Where the platform owns it (AIStudio: no need to set NCCL_IB_TC, do not change it) a user value breaks that setup. On self-built fabrics they are the pool's `trafficClass` and `serviceLevel` (e.g. OCI's lossless RoCE uses 41).";
     OperatorManagedEnv "RDG021" Error false,
         "the job sets a variable the training operator injects", OPERATOR,
         "The operator appends MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK and PET_* to every container. Setting them by hand leaves duplicate names whose winner depends on the consumer.";
@@ -210,6 +229,9 @@ catalogue! {
     ElasticNprocConflict "RDG036" Error false,
         "elasticPolicy.nProcPerNode and spec.nprocPerNode are both set", OPERATOR,
         "The webhook rejects the job: elasticPolicy.nProcPerNode is deprecated and forbidden together with spec.nprocPerNode.";
+    OldOperatorNproc "RDG037" Error false,
+        "spec.nprocPerNode in a manifest for a training-operator before 1.7", "kubeflow/training-operator#1840 (v1.7.0); real-clusters.md §1",
+        "Operators before 1.7 (and CubeStudio's v1-8a066f9) have no nprocPerNode in their CRD: the field is pruned, no PET_* variables are set, and a bare `torchrun script.py` trains each pod alone on one GPU with rendezvous at 127.0.0.1. Leave nprocPerNode unset and pass --nnodes=$(WORLD_SIZE) --node_rank=$(RANK) --nproc_per_node=G --master_addr=$(MASTER_ADDR) --master_port=$(MASTER_PORT).";
     GidIndexOnIb "RDG040" Warning false,
         "a GID index is set on an InfiniBand pool", NCCL_DOCS,
         "NCCL ignores NCCL_IB_GID_INDEX on an InfiniBand link layer; rdmagen does not write it.";
@@ -234,12 +256,21 @@ catalogue! {
     DebugOnlyVariable "RDG047" Info false,
         "a variable from the NCCL docs' debugging section is set by hand", NCCL_DOCS,
         "The NCCL docs say debugging variables should not be used in production nor retained in scripts; they may cause sub-optimal behaviour, crashes or hangs. A platform that recommends one (AIStudio: NCCL_ALGO=Ring for very large jobs) is exempt.";
+    GidNeedsNewerNccl "RDG048" Error false,
+        "the RoCE GID is left to NCCL, whose images are older than 2.21", "NCCL v2.20.5-1 and v2.21.5-1 src/transport/net_ib.cc:80",
+        "Dynamic GID selection exists since NCCL 2.21 (NCCL_IB_GID_INDEX defaults to -1). Before, the index defaults to 0, usually the link-local GID, and connections fail or stay inside one L2 segment. Set the pool's `gidIndex` to the RoCE v2 IPv4 index (`rdmagen detect` finds it) or raise `target.nccl`.";
+    GidNcclUnknown "RDG049" Warning false,
+        "the RoCE GID is left to NCCL, and the pool does not say which NCCL its images have", "NCCL v2.21.5-1 src/transport/net_ib.cc:80",
+        "`gidIndex: auto` relies on dynamic GID selection, which NCCL has only since 2.21; an older NCCL uses index 0. Set `target.nccl` to the oldest NCCL in the pool's images, or a fixed `gidIndex`.";
     VolumeSource "RDG050" Error false,
         "a volume does not name exactly one source", "Kubernetes Volume API",
         "Each volume takes one of `claim`, `nfs` or `csi`. A CSI volume needs `persistentVolume` (rdmagen then writes the PV and PVC); `persistentVolume` needs `nfs` or `csi`.";
     RdmaWithoutHcas "RDG051" Info false,
         "RDMA is on but the pool lists no data NICs", SEED_CUBESTUDIO,
         "Without `hcas`, NCCL_IB_HCA is not written and NCCL uses every RDMA device it finds, including the management NIC (usually mlx5_0).";
+    GidUndecided "RDG052" Warning false,
+        "a RoCE pool makes no GID decision", "NCCL env.rst (NCCL_IB_GID_INDEX); seed 001",
+        "On RoCE the GID index picks the address family and RoCE version NCCL connects with. A pool that sets neither an index nor `auto` leaves it to whatever NCCL the image has (0 before 2.21). Write `gidIndex: auto` (with `target.nccl` 2.21 or later) or the index `rdmagen detect` proposes.";
     RdmaWithoutIpcLock "RDG060" Error false,
         "an RDMA resource is requested without IPC_LOCK", SEED_CUBESTUDIO,
         "RDMA registers page-locked memory; without the IPC_LOCK capability (or privileged: true) memory registration fails and NCCL falls back to sockets or aborts.";
@@ -252,6 +283,12 @@ catalogue! {
     HostNetworkDns "RDG063" Error false,
         "hostNetwork without dnsPolicy: ClusterFirstWithHostNet", OPERATOR,
         "A hostNetwork pod uses the node's DNS by default and cannot resolve `<job>-master-0`; the Workers' init container waits for it forever.";
+    StaticClaimClass "RDG053" Error false,
+        "a claim meant for a static PersistentVolume leaves out storageClassName", "Kubernetes PersistentVolumeClaim binding (storageClassName)",
+        "A claim without storageClassName (or with `storageClassName:` and no value) gets the cluster's default StorageClass and never binds a class-less static PV: the pod waits forever. Write `storageClassName: \"\"` and `volumeName` (seed 001's PVC has this mistake).";
+    SchedulingWithoutGang "RDG054" Warning false,
+        "gang-scheduling settings on a pool whose operator does not gang-schedule", "training-operator release-1.9 pkg/controller.v1/common/job.go:250-297",
+        "The operator reads runPolicy.schedulingPolicy (minAvailable, priorityClass, queue) only when started with --gang-scheduler-name=volcano. Without it Volcano makes one PodGroup per pod, takes the queue from the pod annotation rdmagen writes, and ignores minAvailable and priorityClass.";
     MasterReplicas "RDG064" Error false,
         "Master replicas is missing or not 1", OPERATOR,
         "The webhook requires pytorchReplicaSpecs.Master.replicas to be set and equal to 1.";
@@ -315,6 +352,9 @@ catalogue! {
     NothingDetected "RDG108" Error false,
         "the captures describe no usable RDMA device", "reference/rdma-nccl.md §2",
         "detect needs at least one of show_gids, ibstat, ibv_devinfo or rdma link show, naming a device whose link layer is known. `rdmagen detect --print-commands` prints what to capture.";
+    RoceV1Only "RDG109" Warning false,
+        "the RoCE devices have only RoCE v1 GIDs", "NCCL src/transport/net_ib/connect.cc:279-335; RoCE v1 (IBTA Annex A16)",
+        "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";

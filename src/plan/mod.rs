@@ -10,6 +10,7 @@ mod pod;
 mod quantity;
 mod rdma;
 mod resolve;
+mod target;
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,7 @@ use crate::spec::job::{
 pub use decision::Decision;
 pub use image_build::ImageBuildPlan;
 pub use resolve::{check_pool, resolve};
+pub use target::Target;
 
 /// Everything the templates need for one job, fully decided.
 #[derive(Debug, Serialize)]
@@ -40,6 +42,9 @@ pub struct Plan {
     /// The job's Dockerfile, when it asks for one.
     #[serde(skip)]
     pub image_build: Option<ImageBuildPlan>,
+    /// The cluster the plan is for (the pool's target with the platform's defaults).
+    #[serde(skip)]
+    pub target: Target,
     /// Why each choice was made, in the order they were made.
     #[serde(skip)]
     pub decisions: Vec<Decision>,

@@ -4,6 +4,7 @@ use crate::check::{Findings, Rule};
 use crate::plan::decision::Decisions;
 use crate::plan::{
     Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
+    target,
 };
 use crate::platform::{Profile, profile};
 use crate::source::Location;
@@ -67,6 +68,7 @@ pub fn resolve(
         format!("pool `{}`: {}", pool.value.metadata.name, profile.source),
     );
 
+    let target = target::decide(&mut ctx);
     let rdma = rdma::decide(&mut ctx);
     let hcas = hca::for_job(&mut ctx, rdma.on);
     let launch = launcher::decide(&mut ctx);
@@ -107,6 +109,7 @@ pub fn resolve(
         pod,
         storage,
         image_build,
+        target,
         decisions: ctx.decisions.0,
     }
 }

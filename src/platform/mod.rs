@@ -1,26 +1,56 @@
-//! Platform profiles: what each platform injects by itself, and how it names RDMA
-//! resources. The resolve step asks the profile; templates never do.
+//! Platform profiles: what each platform injects by itself, how it names RDMA
+//! resources, when it turns RDMA on, and what it runs when the pool does not say. The
+//! resolve step asks the profile; templates never do.
 
 mod aistudio;
 mod cce;
 mod cubestudio;
 mod generic;
 
-use crate::spec::pool::{Fabric, Platform};
+use crate::spec::pool::{Fabric, PartialNodeHcas, Platform};
+use crate::spec::target::Version;
 
 /// What rdmagen must know about a platform.
 #[derive(Debug)]
 pub struct Profile {
     pub name: &'static str,
+    /// How the platform writes its own name, for messages about its conventions.
+    pub title: &'static str,
     /// NCCL variables the platform sets itself for a fabric when RDMA is on; rdmagen
     /// leaves them out and warns when a job overrides them.
     pub presets: fn(Fabric, bool) -> &'static [&'static str],
-    /// The RDMA extended resource when the pool does not name one.
+    /// The RDMA extended resource for `on`/`auto`/a plain count, when the pool names none.
     pub rdma_resource: fn(Fabric) -> &'static str,
+    /// The RDMA extended resource for CubeStudio's typed `N(roce)` / `N(ib)`.
+    pub typed_rdma_resource: fn(Fabric) -> &'static str,
+    /// When `rdma: auto` turns RDMA on (on an RDMA fabric, for more than one node).
+    pub auto_rdma: AutoRdma,
+    /// Whether the platform owns the fabric's QoS (traffic class, service level): then
+    /// NCCL_IB_TC / NCCL_IB_SL are not the user's to set.
+    pub owns_qos: bool,
+    /// Whether the platform injects variables into PID 1 only (children started through
+    /// a shell may not inherit them).
+    pub injects_into_pid1: bool,
+    /// NCCL_SOCKET_IFNAME when the pool does not name one, and why.
+    pub socket_ifname: Option<(&'static str, &'static str)>,
+    /// Data NICs of a job on part of a node, when the pool does not say.
+    pub partial_node_hcas: PartialNodeHcas,
+    /// The training-operator version the platform installs, and the source, when known.
+    pub operator: Option<(Version, &'static str)>,
     /// Debugging-section NCCL variables the platform itself recommends setting.
     pub recommends: &'static [&'static str],
     /// Why these presets and names: the fact and its source, printed by `--explain`.
     pub source: &'static str,
+}
+
+/// When `rdma: auto` means on. A single node never gets RDMA from `auto` (seed 001: RDMA
+/// training needs at least 2 nodes; NCCL does not use the NIC inside one node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoRdma {
+    /// On for every multi-node job.
+    MultiNode,
+    /// On only when the job takes whole nodes (AIStudio: on at 8 GPUs, off below).
+    WholeNodes,
 }
 
 pub fn profile(platform: Platform) -> &'static Profile {
@@ -32,13 +62,17 @@ pub fn profile(platform: Platform) -> &'static Profile {
     }
 }
 
-/// CubeStudio's RDMA_RESOURCE map (myapp/config.py, quoted in seed 001):
-/// ib → rdma/hca, roce → rdma/shared.
-fn cubestudio_resource(fabric: Fabric) -> &'static str {
+/// CubeStudio's RDMA_RESOURCE map as seed 001 describes it (admin-configured in
+/// myapp/config.py; the public code ships none): ib → rdma/hca, roce → rdma/shared.
+fn by_fabric(fabric: Fabric) -> &'static str {
     match fabric {
         Fabric::Roce => "rdma/shared",
         Fabric::Ib | Fabric::Tcp => "rdma/hca",
     }
+}
+
+fn always_hca(_: Fabric) -> &'static str {
+    "rdma/hca"
 }
 
 fn no_presets(_: Fabric, _: bool) -> &'static [&'static str] {
@@ -73,9 +107,10 @@ mod tests {
                 .presets_for(Fabric::Roce, true)
                 .is_empty()
         );
-        assert_eq!(
-            (profile(Platform::Cubestudio).rdma_resource)(Fabric::Roce),
-            "rdma/shared"
-        );
+        let cube = profile(Platform::Cubestudio);
+        assert_eq!((cube.typed_rdma_resource)(Fabric::Roce), "rdma/shared");
+        assert_eq!((cube.rdma_resource)(Fabric::Roce), "rdma/hca");
+        assert!(cube.operator.is_some_and(|(v, _)| v < Version::new(1, 7)));
+        assert!(ai.owns_qos && !cube.owns_qos);
     }
 }

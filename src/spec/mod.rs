@@ -8,6 +8,7 @@ pub mod load;
 pub mod pool;
 pub mod rdma_request;
 pub mod schema;
+pub mod target;
 pub mod tree;
 pub mod tree_de;
 pub mod tree_value;

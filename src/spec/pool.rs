@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::spec::common::{ApiVersion, Metadata};
+use crate::spec::target::TargetSpec;
 
 /// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -26,6 +27,10 @@ pub struct PoolSpec {
     /// The platform the pool belongs to; decides which NCCL variables the platform presets.
     #[serde(default)]
     pub platform: Platform,
+    /// What the cluster runs: training API, operator and NCCL versions, gang scheduling.
+    /// Unset fields take the platform's defaults.
+    #[serde(default)]
+    pub target: TargetSpec,
     pub gpu: GpuSpec,
     pub network: NetworkSpec,
     /// The pod scheduler, e.g. `{name: volcano, queue: default}`.
@@ -100,6 +105,30 @@ pub struct NetworkSpec {
     /// NCCL_CROSS_NIC (0, 1 or 2).
     #[serde(default)]
     pub cross_nic: Option<u32>,
+    /// NCCL_IB_TC: the traffic class of a lossless RoCE fabric's QoS setup (OCI: 41).
+    /// Only on platforms that leave QoS to the user.
+    #[serde(default)]
+    pub traffic_class: Option<u32>,
+    /// NCCL_IB_SL: the InfiniBand service level (0-15). Only on platforms that leave
+    /// QoS to the user.
+    #[serde(default)]
+    pub service_level: Option<u32>,
+    /// Which data NICs a job on part of a node uses: `first` (the first ceil(k·H/G), seed
+    /// 001's table) or `all` (every data NIC; NCCL picks the nearest to each GPU).
+    /// Default: the platform's.
+    #[serde(default)]
+    pub partial_node_hcas: Option<PartialNodeHcas>,
+}
+
+/// NIC choice for a job that takes k of a node's G GPUs. Neither rdmagen nor the device
+/// plugin knows which GPUs the pod gets, so neither choice can follow GPU locality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialNodeHcas {
+    /// The first ceil(k·H/G) of the H data NICs (seed 001: 4 GPUs → mlx5_1..mlx5_4).
+    First,
+    /// Every data NIC; NCCL uses the ones nearest to each GPU.
+    All,
 }
 
 /// Seed 001: "mlx5_0 is usually the TCP main NIC".
@@ -169,7 +198,9 @@ impl<'de> Deserialize<'de> for GidIndex {
 pub struct SchedulerSpec {
     /// schedulerName of the pods, e.g. volcano.
     pub name: String,
-    /// Queue (Volcano), written to runPolicy.schedulingPolicy.queue.
+    /// Queue (Volcano), written to runPolicy.schedulingPolicy.queue (read by the operator
+    /// under gang scheduling) and to the pods' `scheduling.volcano.sh/queue-name`
+    /// annotation (read by Volcano without it).
     #[serde(default)]
     pub queue: Option<String>,
 }

@@ -1,0 +1,77 @@
+//! The cluster a plan is for: the pool's `spec.target`, with the platform's defaults
+//! filled in. Every later decision that depends on it reads it from here.
+
+use crate::plan::resolve::Ctx;
+use crate::spec::pool::Platform;
+use crate::spec::target::{OperatorGeneration, Version};
+
+/// What the job's cluster runs, as far as it is known.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    pub platform: Platform,
+    /// The training-operator version; None when neither the pool nor the platform says.
+    pub operator: Option<Version>,
+    /// The NCCL version floor of the pool's images, when the pool says.
+    pub nccl: Option<Version>,
+    /// Whether the operator gang-schedules through Volcano, when the pool says.
+    pub gang_scheduling: Option<bool>,
+}
+
+impl Target {
+    /// The operator generation, when known. Unknown means: write what both run.
+    pub fn generation(&self) -> Option<OperatorGeneration> {
+        self.operator.map(OperatorGeneration::of)
+    }
+}
+
+pub fn decide(ctx: &mut Ctx<'_>) -> Target {
+    let spec = &ctx.pool.value.spec;
+    let asked = &spec.target;
+    let pool = &ctx.pool.value.metadata.name;
+    let operator = match (asked.operator, ctx.profile.operator) {
+        (Some(v), _) => {
+            let why = format!("pool `{pool}` sets target.operator");
+            ctx.decisions
+                .record("target operator", describe_operator(v), why);
+            Some(v)
+        }
+        (None, Some((v, source))) => {
+            let why = format!("the {} platform default: {source}", ctx.profile.name);
+            ctx.decisions
+                .record("target operator", describe_operator(v), why);
+            Some(v)
+        }
+        (None, None) => {
+            ctx.decisions.record(
+                "target operator",
+                "unknown",
+                format!("pool `{pool}` sets no target.operator and the {} platform has no default; the launcher uses the form both operator generations run", ctx.profile.name),
+            );
+            None
+        }
+    };
+    let nccl = asked.nccl;
+    ctx.decisions.record(
+        "target nccl",
+        nccl.map_or("unknown".to_owned(), |v| format!("{v} or later")),
+        match nccl {
+            Some(_) => format!("pool `{pool}` sets target.nccl"),
+            None => format!("pool `{pool}` sets no target.nccl"),
+        },
+    );
+    Target {
+        platform: spec.platform,
+        operator,
+        nccl,
+        gang_scheduling: asked.gang_scheduling,
+    }
+}
+
+fn describe_operator(v: Version) -> String {
+    match OperatorGeneration::of(v) {
+        OperatorGeneration::PodWorld => {
+            format!("{v} (before 1.7: no nprocPerNode, no PET_* variables)")
+        }
+        OperatorGeneration::Pet => format!("{v} (1.7 or later: nprocPerNode and PET_*)"),
+    }
+}

@@ -1,0 +1,173 @@
+//! What a pool's cluster runs: the training API, the training-operator and NCCL
+//! versions, and whether Volcano gang-schedules. rdmagen's output must fit these, and
+//! every decision that depends on them says so in `--explain`.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `spec.target` of a Pool. Every field is optional; the platform profile gives the
+/// defaults (`platform::Profile::target_defaults`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TargetSpec {
+    /// The training API the manifests are written for. Only the PyTorchJob API today.
+    #[serde(default)]
+    pub api: Option<TargetApi>,
+    /// The Kubeflow training-operator version, e.g. "1.9". Anything below 1.7 is the
+    /// older generation: no `nprocPerNode`, no PET_* variables.
+    #[serde(default)]
+    #[schemars(with = "Option<VersionSchema>")]
+    pub operator: Option<Version>,
+    /// The minimum NCCL version in this pool's images, e.g. "2.21".
+    #[serde(default)]
+    #[schemars(with = "Option<VersionSchema>")]
+    pub nccl: Option<Version>,
+    /// Whether the operator runs with `--gang-scheduler-name=volcano` (it then creates
+    /// one PodGroup per job and reads runPolicy.schedulingPolicy).
+    #[serde(default)]
+    pub gang_scheduling: Option<bool>,
+}
+
+/// Training APIs rdmagen writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum TargetApi {
+    /// Kubeflow training-operator v1: PyTorchJob.
+    #[serde(rename = "kubeflow.org/v1")]
+    KubeflowV1,
+}
+
+/// A release version, `MAJOR.MINOR[.PATCH]`, with an optional leading `v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl Version {
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Version {
+            major,
+            minor,
+            patch: 0,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Version> {
+        let text = text.trim();
+        let text = text.strip_prefix(['v', 'V']).unwrap_or(text);
+        let parts: Vec<&str> = text.split('.').collect();
+        let number = |s: &str| {
+            (!s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<u32>().ok())
+                .flatten()
+        };
+        match parts.as_slice() {
+            [major, minor] => Some(Version::new(number(major)?, number(minor)?)),
+            [major, minor, patch] => Some(Version {
+                major: number(major)?,
+                minor: number(minor)?,
+                patch: number(patch)?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.patch == 0 {
+            write!(f, "{}.{}", self.major, self.minor)
+        } else {
+            write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Read as text: the located tree hands a bare `1.10` over as "1.10", never as
+        // the float 1.1.
+        let text = String::deserialize(d)?;
+        Version::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "invalid version `{text}`: expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\" \
+                 (for a commit build, give the release it is based on)"
+            ))
+        })
+    }
+}
+
+/// Schema of a version: a string such as "1.9"; a bare YAML number is read as its text.
+pub struct VersionSchema;
+
+impl JsonSchema for VersionSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Version".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A release version, MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\".",
+            "type": ["string", "number"],
+            "pattern": "^[vV]?[0-9]{1,6}\\.[0-9]{1,6}(\\.[0-9]{1,6})?$"
+        })
+    }
+}
+
+/// The two generations of the training operator, which set different variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorGeneration {
+    /// Before kubeflow/training-operator#1840 (≤ 1.6, and CubeStudio's v1-8a066f9):
+    /// MASTER_ADDR, MASTER_PORT, WORLD_SIZE = pods, RANK = pod index; `nprocPerNode` is
+    /// not in the CRD and is pruned.
+    PodWorld,
+    /// 1.7 and later: also PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_*;
+    /// WORLD_SIZE = pods × an integer nprocPerNode.
+    Pet,
+}
+
+/// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
+pub const PET_OPERATOR: Version = Version::new(1, 7);
+/// The first NCCL release with dynamic GID selection (NCCL_IB_GID_INDEX defaults to -1;
+/// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
+pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
+
+impl OperatorGeneration {
+    pub fn of(version: Version) -> Self {
+        if version < PET_OPERATOR {
+            OperatorGeneration::PodWorld
+        } else {
+            OperatorGeneration::Pet
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(Version::parse("1.9"), Some(Version::new(1, 9)));
+        assert_eq!(Version::parse("v1.7.0"), Some(Version::new(1, 7)));
+        assert_eq!(
+            Version::parse("2.21.5").map(|v| v.to_string()).as_deref(),
+            Some("2.21.5")
+        );
+        assert!(Version::parse("1.10") > Version::parse("1.9"));
+        for bad in ["", "1", "1.", "v1-8a066f9", "1.9.0.1", "1.x", "-1.2", " . "] {
+            assert_eq!(Version::parse(bad), None, "{bad}");
+        }
+        assert_eq!(
+            OperatorGeneration::of(Version::new(1, 6)),
+            OperatorGeneration::PodWorld
+        );
+        assert_eq!(
+            OperatorGeneration::of(Version::new(1, 7)),
+            OperatorGeneration::Pet
+        );
+    }
+}
