@@ -176,7 +176,7 @@ catalogue! {
         "the `N(type)` RDMA request names a fabric other than the pool's", SEED_CUBESTUDIO,
         "CubeStudio maps `N(ib)` to rdma/hca and `N(roce)` to rdma/shared. Asking for the other fabric's resource requests a device the nodes do not have; CubeStudio itself then silently requests nothing.";
     RdmaUnknownType "RDG012" Error false,
-        "the RDMA request is not auto, on, off or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
+        "the RDMA request is not auto, on, off, a count or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
         "CubeStudio's get_rdma() returns 0 for a type it does not know, which disables RDMA without a word. rdmagen reports it instead.";
     RocePartialNode "RDG013" Warning false,
         "RDMA is forced on for a job on part of a node of a platform that turns it off there", SEED_AISTUDIO,

@@ -2,7 +2,7 @@
 
 use crate::check::{Findings, Rule};
 use crate::plan::resolve::Ctx;
-use crate::spec::pool::DEFAULT_MANAGEMENT_NIC;
+use crate::spec::pool::{DEFAULT_MANAGEMENT_NIC, PartialNodeHcas};
 use crate::spec::tree::Seg;
 use crate::spec::{Loaded, PoolDocument};
 
@@ -16,19 +16,12 @@ pub fn share(hcas: &[String], gpus: u32, per_node: u32) -> &[String] {
     &hcas[..(wanted as usize).min(hcas.len())]
 }
 
-/// NCCL_IB_HCA for the chosen devices. NCCL matches names as prefixes, so `mlx5_1`
-/// also selects mlx5_10..mlx5_19; when any chosen name is a prefix of another device
-/// the pool lists, the exact-match form `=a,b` is used (NCCL docs, NCCL_IB_HCA).
-pub fn nccl_value(chosen: &[String], all: &[String]) -> (String, bool) {
-    let ambiguous = chosen
-        .iter()
-        .any(|c| all.iter().any(|d| d != c && d.starts_with(c.as_str())));
-    let list = chosen.join(",");
-    if ambiguous {
-        (format!("={list}"), true)
-    } else {
-        (list, false)
-    }
+/// NCCL_IB_HCA for the chosen devices, always in the exact-match form `=a,b`: NCCL
+/// matches names as prefixes (src/misc/utils.cc:218-222), so a bare `mlx5_1` also
+/// selects mlx5_10..mlx5_19, which may be a storage NIC the pool does not list. The
+/// NCCL docs (env.rst, NCCL_IB_HCA) recommend always adding the `=`.
+pub fn nccl_value(chosen: &[String]) -> String {
+    format!("={}", chosen.join(","))
 }
 
 /// NCCL_IB_HCA for this job, or None when it is not written (RDMA off, no NICs listed).
@@ -36,7 +29,8 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
     if !rdma_on {
         return None;
     }
-    let all = &ctx.pool.value.spec.network.hcas;
+    let network = &ctx.pool.value.spec.network;
+    let all = &network.hcas;
     if all.is_empty() {
         let pool = ctx.pool.value.metadata.name.clone();
         ctx.report(
@@ -48,17 +42,59 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
     }
     let gpus = ctx.job.value.spec.gpus_per_node;
     let per_node = ctx.pool.value.spec.gpu.per_node;
-    let chosen = share(all, gpus, per_node);
-    let (value, exact) = nccl_value(chosen, all);
-    let mut reason = format!(
-        "{} of the pool's {} data NICs for {gpus} of {per_node} GPUs (first ceil({gpus}*{}/{per_node}))",
-        chosen.len(),
-        all.len(),
-        all.len()
-    );
-    if exact {
-        reason.push_str("; `=` because a name is a prefix of another device name");
-    }
+    let (choice, chosen_by) = match network.partial_node_hcas {
+        Some(choice) => (choice, "the pool's partialNodeHcas".to_owned()),
+        None => (
+            ctx.profile.partial_node_hcas,
+            format!("the {} platform default", ctx.profile.name),
+        ),
+    };
+    let partial = gpus < per_node;
+    let chosen = match choice {
+        PartialNodeHcas::First => share(all, gpus, per_node),
+        PartialNodeHcas::All => all.as_slice(),
+    };
+    let value = nccl_value(chosen);
+    // Where the platform sets NCCL_IB_HCA itself, the NIC choice is its own.
+    let platform_chooses = ctx.profile.presets(ctx.fabric(), true, "NCCL_IB_HCA");
+    let reason = if !partial {
+        format!(
+            "every one of the pool's {} data NICs for a whole node; `=` so that no name matches longer ones as a prefix",
+            all.len()
+        )
+    } else if platform_chooses {
+        format!(
+            "{} of the pool's data NICs; the {} platform sets NCCL_IB_HCA itself",
+            chosen.len(),
+            ctx.profile.name
+        )
+    } else {
+        let how = match choice {
+            PartialNodeHcas::First => format!(
+                "the first ceil({gpus}*{}/{per_node}) = {} of the pool's data NICs",
+                all.len(),
+                chosen.len()
+            ),
+            PartialNodeHcas::All => {
+                "every data NIC, so that NCCL uses the one nearest each GPU".to_owned()
+            }
+        };
+        let pool = ctx.pool.value.metadata.name.clone();
+        let message = match choice {
+            PartialNodeHcas::First => format!(
+                "the pod takes {gpus} of {per_node} GPUs and gets {how} ({chosen_by}); which GPUs it gets is not known, so these NICs may be far from them (no GPUDirect RDMA); `partialNodeHcas: all` on pool `{pool}` lets NCCL pick the nearest"
+            ),
+            PartialNodeHcas::All => format!(
+                "the pod takes {gpus} of {per_node} GPUs and lists {how} ({chosen_by}); pods sharing a node may then share NICs"
+            ),
+        };
+        ctx.report(
+            Rule::PartialNodeNics,
+            message,
+            &[Seg::Key("spec"), Seg::Key("gpusPerNode")],
+        );
+        format!("{how} for {gpus} of {per_node} GPUs ({chosen_by}); `=` for exact names")
+    };
     ctx.decisions.record("hcas", &value, reason);
     Some(value)
 }
@@ -128,10 +164,12 @@ mod tests {
     }
 
     #[test]
-    fn prefix_names_use_exact_match() {
+    fn names_are_always_exact() {
+        // Issue 11: `mlx5_1` alone would also select mlx5_10..mlx5_19 (e.g. a storage
+        // NIC outside the pool), whether or not the pool lists them.
         let all = nics(12);
-        assert_eq!(nccl_value(&all[..2], &all).0, "=mlx5_1,mlx5_2");
+        assert_eq!(nccl_value(&all[..2]), "=mlx5_1,mlx5_2");
         let eight = nics(8);
-        assert_eq!(nccl_value(&eight, &eight), (eight.join(","), false));
+        assert_eq!(nccl_value(&eight), format!("={}", eight.join(",")));
     }
 }

@@ -1,15 +1,24 @@
-//! How training processes start: the container command and spec.nprocPerNode.
+//! How training processes start: the container command and spec.nprocPerNode, for
+//! the operator generation the pool targets.
 //!
-//! The operator (>= 1.7) sets WORLD_SIZE = pods × nprocPerNode when nprocPerNode is an
-//! integer. torchrun needs no distributed flags at all: it reads PET_NNODES,
-//! PET_NODE_RANK, PET_NPROC_PER_NODE and PET_MASTER_* from the operator. The legacy
-//! `torch.distributed.launch` form passes `--nnodes $WORLD_SIZE`, which is only right
-//! while WORLD_SIZE counts pods, i.e. nprocPerNode unset. rdmagen never emits the
-//! combination that hangs.
+//! - 1.7 and later set WORLD_SIZE = pods × nprocPerNode (an integer) and PET_NNODES,
+//!   PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_*; torchrun needs no flags at all.
+//! - Before 1.7 (and CubeStudio's v1-8a066f9) the CRD has no nprocPerNode (pruned) and
+//!   there are no PET_* variables: WORLD_SIZE counts pods and RANK is the pod index. A
+//!   bare `torchrun script` then trains each pod alone (nnodes 1, 1 process, master
+//!   127.0.0.1). The launcher takes its flags from $(WORLD_SIZE), $(RANK),
+//!   $(MASTER_ADDR) and $(MASTER_PORT), which Kubernetes expands from the container's
+//!   env, with nprocPerNode unset.
+//! - When the operator version is unknown, the second form: with nprocPerNode unset,
+//!   1.7+ also sets WORLD_SIZE to the pod count, so it is right on both generations.
+//!
+//! rdmagen never emits `--nnodes $(WORLD_SIZE)` with an integer nprocPerNode (the
+//! rendezvous would wait for pods × G nodes).
 
 use crate::check::Rule;
 use crate::plan::resolve::Ctx;
 use crate::spec::job::Launcher;
+use crate::spec::target::OperatorGeneration;
 use crate::spec::tree::Seg;
 
 pub struct Launch {
@@ -50,21 +59,52 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
     let gpus = spec.gpus_per_node.to_string();
     let script = spec.script.clone().unwrap_or_default();
     let args = spec.args.iter().cloned();
-    let exec_note = if ctx.profile.name == "cce" {
-        "; exec form, so the launcher inherits what CCE injects into PID 1"
+    let exec_note = if ctx.profile.injects_into_pid1 {
+        format!(
+            "; exec form, so the launcher inherits what {} injects into PID 1",
+            ctx.profile.title
+        )
     } else {
-        "; exec form, no shell in between"
+        "; exec form, no shell in between".to_owned()
+    };
+    let generation = ctx.target.and_then(|t| t.generation());
+    // The flags both generations can feed, from the variables both set.
+    let pod_world_flags = [
+        format!("--nproc_per_node={gpus}"),
+        "--nnodes=$(WORLD_SIZE)".to_owned(),
+        "--node_rank=$(RANK)".to_owned(),
+        "--master_addr=$(MASTER_ADDR)".to_owned(),
+        "--master_port=$(MASTER_PORT)".to_owned(),
+    ];
+    let pod_world_reason = match generation {
+        Some(OperatorGeneration::PodWorld) => {
+            "the target operator is before 1.7: no nprocPerNode and no PET_* variables, so the flags come from WORLD_SIZE (pods), RANK (pod index) and MASTER_*"
+        }
+        _ => {
+            "the target operator's version is unknown: with nprocPerNode unset, every generation sets WORLD_SIZE to the pod count and RANK to the pod index, so these flags are right on all of them"
+        }
     };
 
     let (command, nproc, reason): (Vec<String>, Option<String>, String) = match launcher {
-        Launcher::Torchrun => (
+        Launcher::Torchrun if generation == Some(OperatorGeneration::Pet) => (
             ["torchrun".to_owned(), script]
                 .into_iter()
                 .chain(args)
                 .collect(),
             Some(gpus.clone()),
             format!(
-                "torchrun reads nnodes, node rank, nproc and master address from the operator's PET_* variables; nprocPerNode = {gpus}{exec_note}"
+                "the target operator is 1.7 or later: torchrun reads nnodes, node rank, nproc and master address from its PET_* variables; nprocPerNode = {gpus}{exec_note}"
+            ),
+        ),
+        Launcher::Torchrun => (
+            std::iter::once("torchrun".to_owned())
+                .chain(pod_world_flags)
+                .chain([script])
+                .chain(args)
+                .collect(),
+            None,
+            format!(
+                "{pod_world_reason}; Kubernetes expands $(VAR) from the container's env; nprocPerNode unset{exec_note}"
             ),
         ),
         Launcher::Legacy => {
@@ -73,22 +113,16 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
                 "torch.distributed.launch is deprecated; rdmagen leaves nprocPerNode unset so that --nnodes $(WORLD_SIZE) counts pods",
                 &[Seg::Key("spec"), Seg::Key("launcher")],
             );
-            let fixed = [
-                "python".to_owned(),
-                "-m".to_owned(),
-                "torch.distributed.launch".to_owned(),
-                format!("--nproc_per_node={gpus}"),
-                "--nnodes=$(WORLD_SIZE)".to_owned(),
-                "--node_rank=$(RANK)".to_owned(),
-                "--master_addr=$(MASTER_ADDR)".to_owned(),
-                "--master_port=$(MASTER_PORT)".to_owned(),
-                script,
-            ];
+            let fixed = ["python", "-m", "torch.distributed.launch"]
+                .map(str::to_owned)
+                .into_iter()
+                .chain(pod_world_flags)
+                .chain([script]);
             (
-                fixed.into_iter().chain(args).collect(),
+                fixed.chain(args).collect(),
                 None,
                 format!(
-                    "the seed's torch.distributed.launch form; nprocPerNode unset so WORLD_SIZE counts pods; Kubernetes expands $(VAR) from the operator's variables{exec_note}"
+                    "the seed's torch.distributed.launch form; nprocPerNode unset so WORLD_SIZE counts pods on every operator generation; Kubernetes expands $(VAR) from the operator's variables{exec_note}"
                 ),
             )
         }

@@ -33,7 +33,8 @@ pub struct Plan {
     pub labels: BTreeMap<String, String>,
     /// spec.nprocPerNode, a string as the CRD wants; unset for the legacy launcher.
     pub nproc_per_node: Option<String>,
-    pub run_policy: Option<RunPolicyPlan>,
+    /// Always written, `{}` when empty (the Python SDK needs it).
+    pub run_policy: RunPolicyPlan,
     pub replicas: Vec<Replica>,
     pub restart_policy: RestartPolicy,
     pub pod: Pod,
@@ -59,6 +60,8 @@ pub struct Replica {
 
 #[derive(Debug, Serialize)]
 pub struct RunPolicyPlan {
+    /// No field is set: written as `runPolicy: {}`.
+    pub empty: bool,
     pub clean_pod_policy: Option<CleanPodPolicy>,
     pub backoff_limit: Option<u32>,
     pub ttl_seconds_after_finished: Option<u32>,

@@ -14,54 +14,88 @@ use crate::spec::tree::Seg;
 pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar> {
     let net = ctx.pool.value.spec.network.clone();
     let fabric = net.fabric;
-    let mut from_pool: Vec<(&'static str, Option<String>, &'static str)> = vec![(
-        "NCCL_IB_DISABLE",
-        Some(if rdma.on { "0" } else { "1" }.to_owned()),
-        if rdma.on {
-            "RDMA is on: use the IB/RoCE verbs transport"
-        } else {
-            "RDMA is off: NCCL uses sockets, stated explicitly"
-        },
-    )];
+    let mut from_pool: Vec<(&'static str, Option<String>, String)> = Vec::new();
+    // NCCL_IB_DISABLE defaults to 0 (src/transport/net_ib/init.cc:27), so `=0` would
+    // change nothing; `=1` is written when RDMA is off so that NCCL does not pick up a
+    // device that happens to be visible (hostNetwork, a node-wide plugin).
+    if !rdma.on {
+        from_pool.push((
+            "NCCL_IB_DISABLE",
+            Some("1".to_owned()),
+            "RDMA is off: NCCL uses sockets, stated explicitly".to_owned(),
+        ));
+    }
+    let socket = match (&net.socket_ifname, ctx.profile.socket_ifname) {
+        (Some(name), _) => Some((name.clone(), "the pool's bootstrap interface".to_owned())),
+        (None, Some((name, why))) => Some((name.to_owned(), why.to_owned())),
+        (None, None) => None,
+    };
     from_pool.push((
         "NCCL_SOCKET_IFNAME",
-        net.socket_ifname.clone(),
-        "the pool's bootstrap interface",
+        socket.as_ref().map(|(name, _)| name.clone()),
+        socket.map(|(_, why)| why).unwrap_or_default(),
     ));
     if rdma.on {
         from_pool.push((
             "NCCL_IB_HCA",
             hcas.map(str::to_owned),
-            "the data NICs chosen for this job",
+            "the data NICs chosen for this job".to_owned(),
         ));
         let gid = match (fabric, net.gid_index) {
             (Fabric::Roce, Some(GidIndex::Index(i))) => Some(i.to_string()),
             _ => None,
         };
-        from_pool.push(("NCCL_IB_GID_INDEX", gid, "the pool's RoCE GID index"));
+        from_pool.push((
+            "NCCL_IB_GID_INDEX",
+            gid,
+            "the pool's RoCE GID index".to_owned(),
+        ));
         let number = |v: Option<u32>| v.map(|n| n.to_string());
         from_pool.push((
             "NCCL_IB_TIMEOUT",
             number(net.ib_timeout),
-            "the pool's ibTimeout",
+            "the pool's ibTimeout".to_owned(),
         ));
         from_pool.push((
             "NCCL_IB_QPS_PER_CONNECTION",
             number(net.qps_per_connection),
-            "the pool's qpsPerConnection",
+            "the pool's qpsPerConnection".to_owned(),
         ));
         from_pool.push((
             "NCCL_CROSS_NIC",
             number(net.cross_nic),
-            "the pool's crossNic",
+            "the pool's crossNic".to_owned(),
         ));
+        // A platform that owns QoS gets neither (check_pool reports the fields).
+        if !ctx.profile.owns_qos {
+            from_pool.push((
+                "NCCL_IB_TC",
+                number(net.traffic_class),
+                "the pool's trafficClass: the fabric's lossless QoS class".to_owned(),
+            ));
+            from_pool.push((
+                "NCCL_IB_SL",
+                number(net.service_level),
+                "the pool's serviceLevel".to_owned(),
+            ));
+        }
     }
-    if rdma.on && fabric == Fabric::Roce && net.gid_index == Some(GidIndex::Auto) {
-        ctx.decisions.record(
-            "env NCCL_IB_GID_INDEX",
-            "(unset)",
-            "gidIndex: auto leaves the GID to NCCL's dynamic selection (RoCE v2, IPv4)",
-        );
+    let gid_preset = ctx.profile.presets(fabric, rdma.on, "NCCL_IB_GID_INDEX");
+    if rdma.on && fabric == Fabric::Roce && !gid_preset {
+        let nccl = ctx.target_nccl();
+        let why = match net.gid_index {
+            Some(GidIndex::Index(_)) => None,
+            Some(GidIndex::Auto) => Some(format!(
+                "gidIndex: auto leaves the GID to NCCL's dynamic selection (RoCE v2, IPv4), which needs NCCL 2.21 or later; {nccl}"
+            )),
+            None => Some(format!(
+                "the pool makes no GID decision: NCCL's default is dynamic selection from 2.21 and index 0 before; {nccl}"
+            )),
+        };
+        if let Some(why) = why {
+            ctx.decisions
+                .record("env NCCL_IB_GID_INDEX", "(unset)", why);
+        }
     }
 
     let mut env: BTreeMap<String, String> = BTreeMap::new();

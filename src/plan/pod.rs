@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::check::Rule;
-use crate::plan::quantity::is_quantity;
+use crate::plan::quantity;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
 use crate::plan::{
@@ -15,8 +15,16 @@ use crate::spec::tree::Seg;
 
 const SHM_VOLUME: &str = "dshm";
 const ISTIO_INJECT: &str = "sidecar.istio.io/inject";
+/// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
+const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 
-pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, command: Vec<String>, env: Vec<EnvVar>) -> Pod {
+pub fn decide(
+    ctx: &mut Ctx<'_>,
+    rdma: &Rdma,
+    command: Vec<String>,
+    env: Vec<EnvVar>,
+    queue: Option<String>,
+) -> Pod {
     let spec = ctx.job.value.spec.clone();
     let pool = ctx.pool.value.spec.clone();
 
@@ -47,7 +55,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, command: Vec<String>, env: Vec<Env
     }
 
     if let Some(size) = &spec.shm {
-        check_quantity(ctx, size, &[Seg::Key("spec"), Seg::Key("shm")]);
+        check_shm(ctx, size, spec.resources.memory.as_deref());
     }
     ctx.decisions.record(
         "/dev/shm",
@@ -132,6 +140,21 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, command: Vec<String>, env: Vec<Env
     annotations
         .entry(ISTIO_INJECT.to_owned())
         .or_insert_with(|| "false".to_owned());
+    // Without gang scheduling, Volcano's podgroup controller takes the queue only from
+    // this annotation (pg_controller_handler.go:400-402); with it the annotation is
+    // skipped (pods already carry a group name), so it is written in both cases.
+    if let Some(queue) = queue {
+        match annotations.get(VOLCANO_QUEUE) {
+            Some(own) if *own != queue => ctx.report(
+                Rule::InvalidValue,
+                format!("annotation {VOLCANO_QUEUE} is `{own}` but the job's queue is `{queue}`; set the queue in one place (runPolicy.schedulingPolicy.queue or the pool)"),
+                &[Seg::Key("spec"), Seg::Key("annotations"), Seg::Key(VOLCANO_QUEUE)],
+            ),
+            _ => {
+                annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
+            }
+        }
+    }
     let scheduler_name = pool.scheduler.as_ref().map(|s| s.name.clone());
     if let Some(name) = &scheduler_name {
         let gang = if name.eq_ignore_ascii_case("volcano") {
@@ -243,12 +266,65 @@ pub fn storage(ctx: &mut Ctx<'_>) -> Vec<Storage> {
     out
 }
 
-fn check_quantity(ctx: &mut Ctx<'_>, value: &str, path: &[Seg<'_>]) {
-    if !is_quantity(value) {
+/// A resource quantity: the Kubernetes syntax, and never negative (the API server
+/// rejects a negative request or limit). Returns its value when it is usable.
+fn check_quantity(ctx: &mut Ctx<'_>, text: &str, path: &[Seg<'_>]) -> Option<f64> {
+    match quantity::value(text) {
+        None => {
+            ctx.report(
+                Rule::InvalidValue,
+                format!("`{text}` is not a Kubernetes quantity such as 64Gi or 500m"),
+                path,
+            );
+            None
+        }
+        Some(v) if v < 0.0 => {
+            ctx.report(
+                Rule::InvalidValue,
+                format!("`{text}` is negative; a resource quantity is at least 0"),
+                path,
+            );
+            None
+        }
+        Some(v) => Some(v),
+    }
+}
+
+/// Below this, /dev/shm runs out as soon as a few GPUs or loader workers share it.
+const SHM_FLOOR: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// `shm`: a positive quantity, at least 1Gi, and within the memory limit (a memory
+/// emptyDir is capped by it and counts toward it: EmptyDirVolumeSource.sizeLimit).
+fn check_shm(ctx: &mut Ctx<'_>, size: &str, memory: Option<&str>) {
+    let at = [Seg::Key("spec"), Seg::Key("shm")];
+    let Some(bytes) = check_quantity(ctx, size, &at) else {
+        return;
+    };
+    if bytes <= 0.0 {
         ctx.report(
             Rule::InvalidValue,
-            format!("`{value}` is not a Kubernetes quantity such as 64Gi or 500m"),
-            path,
+            format!("shm is `{size}`; a /dev/shm of size 0 holds nothing (leave shm out for no size limit)"),
+            &at,
+        );
+    } else if bytes < SHM_FLOOR {
+        let hint = if size.bytes().all(|b| b.is_ascii_digit()) {
+            format!(" (a bare number is bytes: did you mean {size}Gi?)")
+        } else {
+            String::new()
+        };
+        ctx.report(
+            Rule::ShmTooSmall,
+            format!("shm is `{size}`, below 1Gi: NCCL and data loaders on this GPU job will run out of /dev/shm{hint}"),
+            &at,
+        );
+    } else if let Some(limit) = memory.and_then(quantity::value)
+        && limit > 0.0
+        && bytes > limit
+    {
+        ctx.report(
+            Rule::ShmAboveMemory,
+            format!("shm is `{size}` but the pod's memory limit is `{}`: /dev/shm is capped by it and counts toward it, so the pod is OOM-killed first", memory.unwrap_or_default()),
+            &at,
         );
     }
 }

@@ -27,9 +27,53 @@ pub fn is_quantity(text: &str) -> bool {
     }
 }
 
+/// The value of a quantity in base units (bytes, cores), or None when `text` is not a
+/// quantity. f64 is exact enough to compare sizes; it is never written back.
+pub fn value(text: &str) -> Option<f64> {
+    if !is_quantity(text) {
+        return None;
+    }
+    let number_end = text
+        .find(|c: char| !c.is_ascii_digit() && !matches!(c, '.' | '+' | '-'))
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(number_end);
+    let number: f64 = number.parse().ok()?;
+    let scale = match suffix {
+        "" => 1.0,
+        "Ki" => 1024f64,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        exp => 10f64.powi(exp[1..].parse::<i32>().ok()?.clamp(-400, 400)),
+    };
+    Some(number * scale)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_quantity;
+    use super::{is_quantity, value};
+
+    #[test]
+    fn values() {
+        assert_eq!(value("64Gi"), Some(64.0 * 1024.0 * 1024.0 * 1024.0));
+        assert_eq!(value("500m"), Some(0.5));
+        assert_eq!(value("1e3"), Some(1000.0));
+        assert_eq!(value("-1Gi"), Some(-1024.0 * 1024.0 * 1024.0));
+        assert_eq!(value("64"), Some(64.0));
+        assert_eq!(value("2E-2"), Some(0.02));
+        assert_eq!(value("1GB"), None);
+    }
 
     #[test]
     fn accepts_kubernetes_quantities() {

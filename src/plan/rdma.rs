@@ -2,6 +2,7 @@
 
 use crate::check::Rule;
 use crate::plan::resolve::Ctx;
+use crate::platform::AutoRdma;
 use crate::spec::pool::Fabric;
 use crate::spec::rdma_request::{RdmaRequest, RdmaRequestError};
 use crate::spec::tree::Seg;
@@ -32,7 +33,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
                     spec.rdma
                 ),
                 RdmaRequestError::Malformed => format!(
-                    "`{}` is not auto, on, off or `N(type)` such as `1(roce)`",
+                    "`{}` is not auto, on, off, a count such as `1`, or `N(type)` such as `1(roce)`",
                     spec.rdma
                 ),
             };
@@ -41,29 +42,49 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
         }
     };
 
+    let profile = ctx.profile;
+    let nodes = spec.nodes;
     let (on, count, reason) = match request {
-        RdmaRequest::Off => (false, 0, "the job sets rdma: off".to_owned()),
+        RdmaRequest::Off => (false, 0, format!("the job sets rdma: {}", spec.rdma.trim())),
         RdmaRequest::Auto if !fabric.is_rdma() => (
             false,
             0,
             format!("rdma: auto and pool `{pool_name}` has no RDMA fabric (tcp)"),
         ),
-        RdmaRequest::Auto if gpus < per_node => (
+        RdmaRequest::Auto if nodes == 1 => (
+            false,
+            0,
+            "rdma: auto and the job is one node: NCCL keeps its traffic inside the node, and RDMA training needs at least 2 nodes (seed 001); `rdma: on` forces it".to_owned(),
+        ),
+        RdmaRequest::Auto if profile.auto_rdma == AutoRdma::WholeNodes && gpus < per_node => (
             false,
             0,
             format!(
-                "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; RDMA is on only for whole nodes (AIStudio: on at 8 GPUs, off below)"
+                "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; {} turns RDMA on for whole nodes only (on at {per_node} GPUs, off below)",
+                profile.title
             ),
         ),
         RdmaRequest::Auto => (
             true,
             1,
             format!(
-                "rdma: auto, pool `{pool_name}` has a {} fabric and the job takes whole nodes ({gpus} of {per_node} GPUs)",
-                fabric.name()
+                "rdma: auto, pool `{pool_name}` has a {} fabric and the job spans {nodes} nodes{}",
+                fabric.name(),
+                match profile.auto_rdma {
+                    AutoRdma::WholeNodes => format!(
+                        " on whole nodes ({gpus} of {per_node} GPUs; {} turns RDMA on for whole nodes)",
+                        profile.title
+                    ),
+                    AutoRdma::MultiNode => format!(
+                        " ({} platform: on for every multi-node job on an RDMA fabric)",
+                        profile.name
+                    ),
+                }
             ),
         ),
-        RdmaRequest::On | RdmaRequest::Typed { .. } if !fabric.is_rdma() => {
+        RdmaRequest::On | RdmaRequest::Count(_) | RdmaRequest::Typed { .. }
+            if !fabric.is_rdma() =>
+        {
             ctx.report(
                 Rule::RdmaOnTcpPool,
                 format!(
@@ -88,6 +109,11 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             return off;
         }
         RdmaRequest::On => (true, 1, "the job sets rdma: on".to_owned()),
+        RdmaRequest::Count(count) => (
+            true,
+            count,
+            format!("the job asks for `{}`: {count} RDMA device(s)", spec.rdma.trim()),
+        ),
         RdmaRequest::Typed { count, .. } => (
             true,
             count,
@@ -99,11 +125,13 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
         ),
     };
 
-    if on && fabric == Fabric::Roce && gpus < per_node {
+    if on && fabric == Fabric::Roce && gpus < per_node && profile.auto_rdma == AutoRdma::WholeNodes
+    {
         ctx.report(
             Rule::RocePartialNode,
             format!(
-                "RDMA is forced on over RoCE for {gpus} of {per_node} GPUs per node; AIStudio warns this can cause communication problems"
+                "RDMA is forced on over RoCE for {gpus} of {per_node} GPUs per node; {} turns it off below a whole node and warns this can cause communication problems",
+                profile.title
             ),
             &AT,
         );
@@ -124,13 +152,23 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             name.clone()
         }
         None => {
-            let name = (ctx.profile.rdma_resource)(fabric);
+            let typed = matches!(request, RdmaRequest::Typed { .. });
+            let name = if typed {
+                (profile.typed_rdma_resource)(fabric)
+            } else {
+                (profile.rdma_resource)(fabric)
+            };
             ctx.decisions.record(
                 "rdma resource",
                 format!("{name}: {count}"),
                 format!(
-                    "{} platform default for {} (the pool names no rdmaResource)",
-                    ctx.profile.name,
+                    "the {} platform's resource for {} {} (the pool names no rdmaResource)",
+                    profile.name,
+                    if typed {
+                        "a typed request on"
+                    } else {
+                        "an untyped request on"
+                    },
                     fabric.name()
                 ),
             );

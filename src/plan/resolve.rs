@@ -1,6 +1,7 @@
 //! The resolve step for one job: the order in which decisions are made.
 
 use crate::check::{Findings, Rule};
+use crate::plan::Target;
 use crate::plan::decision::Decisions;
 use crate::plan::{
     Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
@@ -9,6 +10,7 @@ use crate::plan::{
 use crate::platform::{Profile, profile};
 use crate::source::Location;
 use crate::spec::pool::{Fabric, GidIndex};
+use crate::spec::target::DYNAMIC_GID_NCCL;
 use crate::spec::tree::Seg;
 use crate::spec::{JobDocument, Loaded, PoolDocument};
 
@@ -17,6 +19,8 @@ pub(super) struct Ctx<'a> {
     pub job: &'a Loaded<JobDocument>,
     pub pool: &'a Loaded<PoolDocument>,
     pub profile: &'static Profile,
+    /// The pool's target with the platform's defaults; decided first.
+    pub target: Option<Target>,
     pub findings: &'a mut Findings,
     pub decisions: Decisions,
 }
@@ -34,6 +38,14 @@ impl Ctx<'_> {
 
     pub fn fabric(&self) -> Fabric {
         self.pool.value.spec.network.fabric
+    }
+
+    /// The pool's NCCL floor, as a reason clause.
+    pub fn target_nccl(&self) -> String {
+        match self.target.and_then(|t| t.nccl) {
+            Some(v) => format!("the pool's images have NCCL {v} or later"),
+            None => "the pool does not say which NCCL its images have".to_owned(),
+        }
     }
 }
 
@@ -55,6 +67,7 @@ pub fn resolve(
         job,
         pool,
         profile,
+        target: None,
         findings,
         decisions: Decisions::default(),
     };
@@ -69,11 +82,17 @@ pub fn resolve(
     );
 
     let target = target::decide(&mut ctx);
+    ctx.target = Some(target);
     let rdma = rdma::decide(&mut ctx);
     let hcas = hca::for_job(&mut ctx, rdma.on);
     let launch = launcher::decide(&mut ctx);
     let env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
-    let pod = pod::decide(&mut ctx, &rdma, launch.command, env);
+    let run_policy = run_policy(&mut ctx);
+    let queue = run_policy
+        .scheduling_policy
+        .as_ref()
+        .and_then(|s| s.queue.clone());
+    let pod = pod::decide(&mut ctx, &rdma, launch.command, env, queue);
     let storage = pod::storage(&mut ctx);
 
     let mut replicas = vec![Replica {
@@ -95,7 +114,6 @@ pub fn resolve(
             if spec.nodes == 1 { " (none here)" } else { "" }
         ),
     );
-    let run_policy = run_policy(&mut ctx);
     let image_build = image_build::decide(&mut ctx);
 
     Plan {
@@ -155,7 +173,10 @@ fn check_counts(ctx: &mut Ctx<'_>) {
     }
 }
 
-fn run_policy(ctx: &mut Ctx<'_>) -> Option<RunPolicyPlan> {
+/// spec.runPolicy, always written: the Python SDK's model refuses a PyTorchJob without
+/// it (kubeflow-training 1.9.4 `KubeflowOrgV1PyTorchJobSpec.run_policy` must not be
+/// None), and one such job breaks `list_jobs` for its whole namespace.
+fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
     let asked = ctx.job.value.spec.run_policy.clone().unwrap_or_default();
     let asked_scheduling = asked.scheduling_policy.unwrap_or_default();
     let pool_queue = ctx
@@ -165,19 +186,57 @@ fn run_policy(ctx: &mut Ctx<'_>) -> Option<RunPolicyPlan> {
         .scheduler
         .as_ref()
         .and_then(|s| s.queue.clone());
+    let gang = ctx.target.and_then(|t| t.gang_scheduling);
+    let where_read = match gang {
+        Some(true) => {
+            "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup"
+        }
+        Some(false) => {
+            "the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads for the PodGroup it makes per pod (the operator does not gang-schedule here); also runPolicy.schedulingPolicy.queue"
+        }
+        None => {
+            "runPolicy.schedulingPolicy.queue (read by the operator when it gang-schedules) and the pods' scheduling.volcano.sh/queue-name annotation (read by Volcano when it does not)"
+        }
+    };
     let queue = match (asked_scheduling.queue, pool_queue) {
         (Some(q), _) => {
-            ctx.decisions
-                .record("queue", &q, "set by the job's runPolicy.schedulingPolicy");
+            ctx.decisions.record(
+                "queue",
+                &q,
+                format!("set by the job's runPolicy.schedulingPolicy; written to {where_read}"),
+            );
             Some(q)
         }
         (None, Some(q)) => {
-            ctx.decisions
-                .record("queue", &q, "the pool's scheduler queue");
+            ctx.decisions.record(
+                "queue",
+                &q,
+                format!("the pool's scheduler queue; written to {where_read}"),
+            );
             Some(q)
         }
         (None, None) => None,
     };
+    if gang == Some(false) {
+        let pool = ctx.pool.value.metadata.name.clone();
+        for (field, set) in [
+            ("minAvailable", asked_scheduling.min_available.is_some()),
+            ("priorityClass", asked_scheduling.priority_class.is_some()),
+        ] {
+            if set {
+                ctx.report(
+                    Rule::SchedulingWithoutGang,
+                    format!("schedulingPolicy.{field} is ignored: pool `{pool}` says its operator does not gang-schedule (target.gangScheduling: false)"),
+                    &[
+                        Seg::Key("spec"),
+                        Seg::Key("runPolicy"),
+                        Seg::Key("schedulingPolicy"),
+                        Seg::Key(field),
+                    ],
+                );
+            }
+        }
+    }
     let scheduling = (queue.is_some()
         || asked_scheduling.min_available.is_some()
         || asked_scheduling.priority_class.is_some())
@@ -186,19 +245,19 @@ fn run_policy(ctx: &mut Ctx<'_>) -> Option<RunPolicyPlan> {
         queue,
         priority_class: asked_scheduling.priority_class,
     });
-    let plan = RunPolicyPlan {
+    let empty = asked.clean_pod_policy.is_none()
+        && asked.backoff_limit.is_none()
+        && asked.ttl_seconds_after_finished.is_none()
+        && asked.active_deadline_seconds.is_none()
+        && scheduling.is_none();
+    RunPolicyPlan {
+        empty,
         clean_pod_policy: asked.clean_pod_policy,
         backoff_limit: asked.backoff_limit,
         ttl_seconds_after_finished: asked.ttl_seconds_after_finished,
         active_deadline_seconds: asked.active_deadline_seconds,
         scheduling_policy: scheduling,
-    };
-    let empty = plan.clean_pod_policy.is_none()
-        && plan.backoff_limit.is_none()
-        && plan.ttl_seconds_after_finished.is_none()
-        && plan.active_deadline_seconds.is_none()
-        && plan.scheduling_policy.is_none();
-    (!empty).then_some(plan)
+    }
 }
 
 /// Checks of a pool that do not depend on any job; run once per pool.
@@ -237,6 +296,40 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             at("ibTimeout"),
         );
     }
+    let ranges: [(&str, &str, Option<u32>, u32, u32); 2] = [
+        ("trafficClass", "NCCL_IB_TC", net.traffic_class, 0, 255),
+        ("serviceLevel", "NCCL_IB_SL", net.service_level, 0, 15),
+    ];
+    for (field, var, value, min, max) in ranges {
+        if let Some(v) = value
+            && !(min..=max).contains(&v)
+        {
+            findings.at(
+                Rule::NcclValueRange,
+                format!("{field} is {v}; {var} accepts {min}-{max}"),
+                at(field),
+            );
+        }
+    }
+    let profile = profile(pool.value.spec.platform);
+    if profile.owns_qos {
+        for (field, value) in [
+            ("trafficClass", net.traffic_class),
+            ("serviceLevel", net.service_level),
+        ] {
+            if value.is_some() {
+                findings.at(
+                    Rule::IbTcSet,
+                    format!(
+                        "{field} is set, but {} owns the fabric's QoS (no need to set NCCL_IB_TC, do not change it)",
+                        profile.title
+                    ),
+                    at(field),
+                );
+            }
+        }
+    }
+    check_gid(pool, profile, findings);
     if net.fabric == Fabric::Ib && matches!(net.gid_index, Some(GidIndex::Index(_))) {
         findings.at(
             Rule::GidIndexOnIb,
@@ -245,6 +338,58 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         );
     }
     hca::check_pool_names(pool, findings);
+}
+
+/// The RoCE GID decision against the NCCL in the pool's images: dynamic selection
+/// (`auto`, or no index at all) exists only since NCCL 2.21; before, the index is 0.
+fn check_gid(pool: &Loaded<PoolDocument>, profile: &Profile, findings: &mut Findings) {
+    let spec = &pool.value.spec;
+    let net = &spec.network;
+    // Platforms that preset the GID index (AIStudio, CCE) decide it themselves.
+    if net.fabric != Fabric::Roce || profile.presets(Fabric::Roce, true, "NCCL_IB_GID_INDEX") {
+        return;
+    }
+    let nccl = spec.target.nccl;
+    let old = nccl.filter(|v| *v < DYNAMIC_GID_NCCL);
+    let name = &pool.value.metadata.name;
+    let network = [Seg::Key("spec"), Seg::Key("network")];
+    let gid_at = [Seg::Key("spec"), Seg::Key("network"), Seg::Key("gidIndex")];
+    let nccl_at = [Seg::Key("spec"), Seg::Key("target"), Seg::Key("nccl")];
+    match (net.gid_index, old) {
+        (Some(GidIndex::Index(_)), _) => {}
+        (gid, Some(v)) => {
+            let what = match gid {
+                Some(_) => "gidIndex: auto leaves the GID to NCCL's dynamic selection",
+                None => "no gidIndex leaves the GID to NCCL's default",
+            };
+            findings.at(
+                Rule::GidNeedsNewerNccl,
+                format!(
+                    "{what}, but pool `{name}` has NCCL {v}: before 2.21 NCCL uses GID index 0, usually the link-local GID; set the RoCE v2 IPv4 index (`rdmagen detect` finds it)"
+                ),
+                pool.doc.locate(if gid.is_some() { &gid_at } else { &nccl_at }),
+            );
+        }
+        (Some(GidIndex::Auto), None) if nccl.is_none() => findings.at(
+            Rule::GidNcclUnknown,
+            format!(
+                "gidIndex: auto needs NCCL 2.21 or later (dynamic GID selection; index 0 before), and pool `{name}` sets no target.nccl"
+            ),
+            pool.doc.locate(&gid_at),
+        ),
+        (Some(GidIndex::Auto), None) => {}
+        (None, None) => findings.at(
+            Rule::GidUndecided,
+            format!(
+                "RoCE pool `{name}` sets no gidIndex: NCCL then picks dynamically from 2.21 and uses index 0 before{}; write `gidIndex: auto` or the index `rdmagen detect` proposes",
+                match nccl {
+                    Some(v) => format!(" (its images have {v})"),
+                    None => ", and the pool sets no target.nccl".to_owned(),
+                }
+            ),
+            pool.doc.locate(&network),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -40,9 +40,11 @@ pub struct JobSpec {
     /// GPUs each pod takes.
     #[schemars(range(min = 1))]
     pub gpus_per_node: u32,
-    /// `auto` (on exactly when the pool has RDMA and the job takes whole nodes), `on`,
-    /// `off`, or CubeStudio's `N(type)` such as `1(roce)` or `2(ib)`.
+    /// `auto` (the platform's rule: on for multi-node jobs on an RDMA fabric; AIStudio
+    /// only for whole nodes), `on`, `off`, or CubeStudio's count `1` / `0` and typed
+    /// `N(type)` such as `1(roce)` or `2(ib)`.
     #[serde(default = "default_rdma")]
+    #[schemars(with = "ScalarString")]
     pub rdma: String,
     /// How the training processes are started. Default: torchrun with `script`, none with `command`.
     #[serde(default)]

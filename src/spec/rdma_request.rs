@@ -1,4 +1,5 @@
-//! The job's `rdma` field: `auto`, `on`, `off`, or CubeStudio's `N(type)`.
+//! The job's `rdma` field: `auto`, `on`, `off`, or CubeStudio's plain count `N` and
+//! typed `N(type)`.
 
 use crate::spec::pool::Fabric;
 
@@ -7,6 +8,9 @@ pub enum RdmaRequest {
     Auto,
     On,
     Off,
+    /// CubeStudio's plain count `N` (N ≥ 1): N devices of the default resource. `0` is
+    /// read as Off.
+    Count(u32),
     /// CubeStudio's `N(type)`: N devices of the resource named after `type`.
     Typed {
         count: u32,
@@ -24,9 +28,11 @@ pub enum RdmaRequestError {
 }
 
 impl RdmaRequest {
-    /// Parse the value as CubeStudio's get_rdma() reads it (myapp/utils/core.py):
-    /// a count, then a type in ASCII or full-width parentheses. Unlike get_rdma(),
-    /// which returns 0 for what it cannot read, every failure is an error here.
+    /// Parse the value as CubeStudio's get_rdma() reads it (myapp/utils/core.py:
+    /// 1655-1688): a plain count (its UI's examples are `0`, `1`, `10`), or a count then
+    /// a type in ASCII or full-width parentheses. Unlike get_rdma(), which returns 0
+    /// for what it cannot read and the default resource for a type it does not know,
+    /// every failure is an error here.
     pub fn parse(text: &str) -> Result<Self, RdmaRequestError> {
         let text = text.trim();
         match text {
@@ -34,6 +40,14 @@ impl RdmaRequest {
             "on" => return Ok(RdmaRequest::On),
             "off" => return Ok(RdmaRequest::Off),
             _ => {}
+        }
+        if !text.is_empty() && text.len() <= 9 && text.bytes().all(|b| b.is_ascii_digit()) {
+            let count: u32 = text.parse().map_err(|_| RdmaRequestError::Malformed)?;
+            return Ok(if count == 0 {
+                RdmaRequest::Off
+            } else {
+                RdmaRequest::Count(count)
+            });
         }
         let normalised = text.replace('（', "(").replace('）', ")");
         let (count, rest) = normalised
@@ -68,6 +82,9 @@ mod tests {
         assert_eq!(RdmaRequest::parse("auto"), Ok(RdmaRequest::Auto));
         assert_eq!(RdmaRequest::parse(" on "), Ok(RdmaRequest::On));
         assert_eq!(RdmaRequest::parse("off"), Ok(RdmaRequest::Off));
+        assert_eq!(RdmaRequest::parse("0"), Ok(RdmaRequest::Off));
+        assert_eq!(RdmaRequest::parse("1"), Ok(RdmaRequest::Count(1)));
+        assert_eq!(RdmaRequest::parse("10"), Ok(RdmaRequest::Count(10)));
         assert_eq!(
             RdmaRequest::parse("1(roce)"),
             Ok(RdmaRequest::Typed {
@@ -91,7 +108,16 @@ mod tests {
             Err(RdmaRequestError::UnknownType("iwarp".into()))
         );
         for bad in [
-            "", "yes", "0(roce)", "x(roce)", "1(roce", "1roce)", "-1(ib)",
+            "",
+            "yes",
+            "0(roce)",
+            "x(roce)",
+            "1(roce",
+            "1roce)",
+            "-1(ib)",
+            "-1",
+            "1.5",
+            "99999999999",
         ] {
             assert_eq!(
                 RdmaRequest::parse(bad),

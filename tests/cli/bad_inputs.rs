@@ -8,15 +8,18 @@ struct Expectation {
     rule: String,
     line: usize,
     exit: i32,
+    /// Extra flags, e.g. `--deny-warnings` for a warning that must stop the run.
+    flags: Vec<String>,
 }
 
 fn expectation(first_line: &str) -> Expectation {
     let words: Vec<&str> = first_line.split_whitespace().collect();
     match words.as_slice() {
-        ["#", "expect:", rule, "at", line, "exit", exit] => Expectation {
+        ["#", "expect:", rule, "at", line, "exit", exit, flags @ ..] => Expectation {
             rule: (*rule).to_owned(),
             line: line.parse().expect("line number"),
             exit: exit.parse().expect("exit code"),
+            flags: flags.iter().map(|f| (*f).to_owned()).collect(),
         },
         _ => panic!("malformed expectation line: {first_line}"),
     }
@@ -42,7 +45,9 @@ fn every_bad_input_fails_with_its_rule_line_and_exit_code() {
 
         let out_dir = tempfile::tempdir().unwrap();
         let target = out_dir.path().join("out");
-        let out = rdmagen(&["render", &rel, "-o", target.to_str().unwrap()]);
+        let mut args = vec!["render", rel.as_str(), "-o", target.to_str().unwrap()];
+        args.extend(want.flags.iter().map(String::as_str));
+        let out = rdmagen(&args);
         let stderr = text(&out.stderr);
 
         assert_eq!(
