@@ -111,8 +111,7 @@ impl JsonSchema for VersionSchema {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "description": "A release version, MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\".",
-            "type": ["string", "number"],
-            "pattern": "^[vV]?[0-9]{1,6}\\.[0-9]{1,6}(\\.[0-9]{1,6})?$"
+            "type": ["string", "number"]
         })
     }
 }
