@@ -21,7 +21,7 @@ proptest! {
         "[ \t]{0,2}[0-9+-]{0,12}[ \t]{0,2}[(（]?[ \t]{0,2}(roce|ib|RoCE|IB|Ib|x|)[ \t]{0,2}[)）]?[ \t]{0,2}",
     ]) {
         let parsed = guard::run("RdmaRequest::parse", move || RdmaRequest::parse(&text));
-        if let Ok(RdmaRequest::Typed { count, .. }) = parsed {
+        if let Ok(RdmaRequest::Typed { count, .. } | RdmaRequest::Count(count)) = parsed {
             prop_assert!(count >= 1);
         }
     }
