@@ -131,17 +131,18 @@ fn debug_level(v: &str) -> Option<String> {
         .then(|| format!("expected one of {}", LEVELS.join(", ")))
 }
 
+/// The tokens current NCCL accepts (src/init.cc:53-54); anything else makes it return
+/// ncclInvalidUsage (src/graph/tuning.cc:108-111). Matched without regard to case.
 const ALGORITHMS: &[&str] = &[
-    "ring",
-    "tree",
-    "collnet",
-    "collnetchain",
-    "collnetdirect",
-    "nvls",
-    "nvlstree",
-    "pat",
+    "Tree",
+    "Ring",
+    "CollNetDirect",
+    "CollNetChain",
+    "NVLS",
+    "NVLSTree",
+    "PAT",
 ];
-const PROTOCOLS: &[&str] = &["ll", "ll128", "simple"];
+const PROTOCOLS: &[&str] = &["LL", "LL128", "Simple"];
 /// Collectives that NCCL >= 2.24 accepts in `func:list` items.
 const COLLECTIVES: &[&str] = &[
     "allreduce",
@@ -175,6 +176,11 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
         };
         let list = list.trim().strip_prefix('^').unwrap_or(list.trim());
         for token in list.split(',') {
+            if allowed == ALGORITHMS && token.trim().eq_ignore_ascii_case("collnet") {
+                return Some(format!(
+                    "`{token}` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+                ));
+            }
             if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token.trim())) {
                 return Some(format!(
                     "`{token}` is not a known {what} ({})",
@@ -337,6 +343,18 @@ mod tests {
         assert!(interface_list("eth0,").is_some());
         assert!(rules("NCCL_DEBUG", "info").is_empty());
         assert_eq!(rules("NCCL_DEBUG", "VERBOSE"), [Rule::NcclSyntax]);
+    }
+
+    #[test]
+    fn collnet_alone_is_gone_since_2_14() {
+        let problem = selection("Ring,collnet", ALGORITHMS, "algorithm").unwrap();
+        assert_eq!(
+            problem,
+            "`collnet` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+        );
+        for ok in ["CollNetDirect", "collnetchain", "NVLS,NVLSTree", "PAT"] {
+            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
+        }
     }
 
     #[test]
