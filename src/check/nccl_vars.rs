@@ -53,10 +53,17 @@ pub fn is_operator_managed(name: &str) -> bool {
 pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
     let mut out = Vec::new();
     let v = value.trim();
-    if name == "NCCL_IB_TC" {
+    // Only a platform that owns the fabric's QoS forbids these (AIStudio, seed 000);
+    // on a self-built lossless fabric they are required (OCI's RoCE uses TC 41).
+    if let Some(profile) = facts.profile.filter(|p| p.owns_qos)
+        && matches!(name, "NCCL_IB_TC" | "NCCL_IB_SL")
+    {
         out.push((
             Rule::IbTcSet,
-            "NCCL_IB_TC must match the switches' QoS setup; AIStudio: no need to set it, do not change it".to_owned(),
+            format!(
+                "{name} must match the switches' QoS setup, which {} owns: no need to set it, do not change it",
+                profile.title
+            ),
         ));
     }
     if is_operator_managed(name) {
@@ -343,6 +350,33 @@ mod tests {
         assert!(interface_list("eth0,").is_some());
         assert!(rules("NCCL_DEBUG", "info").is_empty());
         assert_eq!(rules("NCCL_DEBUG", "VERBOSE"), [Rule::NcclSyntax]);
+    }
+
+    fn on(platform: crate::spec::pool::Platform) -> EnvFacts<'static> {
+        EnvFacts {
+            profile: Some(crate::platform::profile(platform)),
+            ..EnvFacts::default()
+        }
+    }
+
+    #[test]
+    fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
+        use crate::spec::pool::Platform;
+        for name in ["NCCL_IB_TC", "NCCL_IB_SL"] {
+            assert!(rules(name, "41").is_empty(), "{name} with no platform");
+            let generic = check(name, "41", &on(Platform::Generic));
+            assert!(generic.is_empty(), "{name} on generic: {generic:?}");
+            let ai = check(name, "41", &on(Platform::Aistudio));
+            assert_eq!(
+                ai,
+                [(
+                    Rule::IbTcSet,
+                    format!(
+                        "{name} must match the switches' QoS setup, which AIStudio owns: no need to set it, do not change it"
+                    )
+                )]
+            );
+        }
     }
 
     #[test]
