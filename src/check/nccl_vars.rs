@@ -25,9 +25,11 @@ pub struct EnvFacts<'a> {
 const OPERATOR_MANAGED: &[&str] = &["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
 
 /// Variables the NCCL docs file under "Debugging": not for production or scripts.
+/// NCCL_IB_QPS_PER_CONNECTION is filed there too (env.rst:1011) but is left out: seed
+/// 001's key-parameter table recommends 8 for self-built clusters, and CCE injects it
+/// into every RDMA pod, so it is a production setting on the clusters rdmagen targets.
 pub const DEBUG_ONLY: &[&str] = &[
     "NCCL_IB_DISABLE",
-    "NCCL_IB_QPS_PER_CONNECTION",
     "NCCL_IB_SPLIT_DATA_ON_QPS",
     "NCCL_IB_PCI_RELAXED_ORDERING",
     "NCCL_IB_ADAPTIVE_ROUTING",
@@ -123,7 +125,13 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
     if name == "NCCL_IB_HCA" {
         out.extend(hca_hazards(v, facts));
     }
-    if DEBUG_ONLY.contains(&name) && !facts.profile.is_some_and(|p| p.recommends.contains(&name)) {
+    // NCCL_IB_DISABLE=1 in a pod with no RDMA device is a deliberate statement that the
+    // job runs over TCP (rdmagen writes it so for RDMA off): not a debugging leftover.
+    let tcp_statement = name == "NCCL_IB_DISABLE" && v == "1" && !facts.rdma_on;
+    if DEBUG_ONLY.contains(&name)
+        && !tcp_statement
+        && !facts.profile.is_some_and(|p| p.recommends.contains(&name))
+    {
         out.push((
             Rule::DebugOnlyVariable,
             format!("{name} is a debugging variable in the NCCL docs: not for production, may cause sub-optimal behaviour, crashes or hangs"),
@@ -360,6 +368,18 @@ mod tests {
     }
 
     #[test]
+    fn collnet_alone_is_gone_since_2_14() {
+        let problem = selection("Ring,collnet", ALGORITHMS, "algorithm").unwrap();
+        assert_eq!(
+            problem,
+            "`collnet` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+        );
+        for ok in ["CollNetDirect", "collnetchain", "NVLS,NVLSTree", "PAT"] {
+            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
+        }
+    }
+
+    #[test]
     fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
         use crate::spec::pool::Platform;
         for name in ["NCCL_IB_TC", "NCCL_IB_SL"] {
@@ -380,15 +400,22 @@ mod tests {
     }
 
     #[test]
-    fn collnet_alone_is_gone_since_2_14() {
-        let problem = selection("Ring,collnet", ALGORITHMS, "algorithm").unwrap();
+    fn tcp_statement_and_qps_are_not_debugging_leftovers() {
+        assert!(rules("NCCL_IB_DISABLE", "1").is_empty());
+        let rdma = EnvFacts {
+            rdma_on: true,
+            ..EnvFacts::default()
+        };
+        let with_rdma: Vec<Rule> = check("NCCL_IB_DISABLE", "1", &rdma)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
         assert_eq!(
-            problem,
-            "`collnet` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+            with_rdma,
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
         );
-        for ok in ["CollNetDirect", "collnetchain", "NVLS,NVLSTree", "PAT"] {
-            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
-        }
+        assert_eq!(rules("NCCL_IB_DISABLE", "0"), [Rule::DebugOnlyVariable]);
+        assert!(rules("NCCL_IB_QPS_PER_CONNECTION", "8").is_empty());
     }
 
     #[test]
