@@ -25,9 +25,11 @@ pub struct EnvFacts<'a> {
 const OPERATOR_MANAGED: &[&str] = &["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
 
 /// Variables the NCCL docs file under "Debugging": not for production or scripts.
+/// NCCL_IB_QPS_PER_CONNECTION is filed there too (env.rst:1011) but is left out: seed
+/// 001's key-parameter table recommends 8 for self-built clusters, and CCE injects it
+/// into every RDMA pod, so it is a production setting on the clusters rdmagen targets.
 pub const DEBUG_ONLY: &[&str] = &[
     "NCCL_IB_DISABLE",
-    "NCCL_IB_QPS_PER_CONNECTION",
     "NCCL_IB_SPLIT_DATA_ON_QPS",
     "NCCL_IB_PCI_RELAXED_ORDERING",
     "NCCL_IB_ADAPTIVE_ROUTING",
@@ -53,10 +55,17 @@ pub fn is_operator_managed(name: &str) -> bool {
 pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
     let mut out = Vec::new();
     let v = value.trim();
-    if name == "NCCL_IB_TC" {
+    // Only a platform that owns the fabric's QoS forbids these (AIStudio, seed 000);
+    // on a self-built lossless fabric they are required (OCI's RoCE uses TC 41).
+    if let Some(profile) = facts.profile.filter(|p| p.owns_qos)
+        && matches!(name, "NCCL_IB_TC" | "NCCL_IB_SL")
+    {
         out.push((
             Rule::IbTcSet,
-            "NCCL_IB_TC must match the switches' QoS setup; AIStudio: no need to set it, do not change it".to_owned(),
+            format!(
+                "{name} must match the switches' QoS setup, which {} owns: no need to set it, do not change it",
+                profile.title
+            ),
         ));
     }
     if is_operator_managed(name) {
@@ -116,7 +125,13 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
     if name == "NCCL_IB_HCA" {
         out.extend(hca_hazards(v, facts));
     }
-    if DEBUG_ONLY.contains(&name) && !facts.profile.is_some_and(|p| p.recommends.contains(&name)) {
+    // NCCL_IB_DISABLE=1 in a pod with no RDMA device is a deliberate statement that the
+    // job runs over TCP (rdmagen writes it so for RDMA off): not a debugging leftover.
+    let tcp_statement = name == "NCCL_IB_DISABLE" && v == "1" && !facts.rdma_on;
+    if DEBUG_ONLY.contains(&name)
+        && !tcp_statement
+        && !facts.profile.is_some_and(|p| p.recommends.contains(&name))
+    {
         out.push((
             Rule::DebugOnlyVariable,
             format!("{name} is a debugging variable in the NCCL docs: not for production, may cause sub-optimal behaviour, crashes or hangs"),
@@ -131,17 +146,18 @@ fn debug_level(v: &str) -> Option<String> {
         .then(|| format!("expected one of {}", LEVELS.join(", ")))
 }
 
+/// The tokens current NCCL accepts (src/init.cc:53-54); anything else makes it return
+/// ncclInvalidUsage (src/graph/tuning.cc:108-111). Matched without regard to case.
 const ALGORITHMS: &[&str] = &[
-    "ring",
-    "tree",
-    "collnet",
-    "collnetchain",
-    "collnetdirect",
-    "nvls",
-    "nvlstree",
-    "pat",
+    "Tree",
+    "Ring",
+    "CollNetDirect",
+    "CollNetChain",
+    "NVLS",
+    "NVLSTree",
+    "PAT",
 ];
-const PROTOCOLS: &[&str] = &["ll", "ll128", "simple"];
+const PROTOCOLS: &[&str] = &["LL", "LL128", "Simple"];
 /// Collectives that NCCL >= 2.24 accepts in `func:list` items.
 const COLLECTIVES: &[&str] = &[
     "allreduce",
@@ -175,6 +191,11 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
         };
         let list = list.trim().strip_prefix('^').unwrap_or(list.trim());
         for token in list.split(',') {
+            if allowed == ALGORITHMS && token.trim().eq_ignore_ascii_case("collnet") {
+                return Some(format!(
+                    "`{token}` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+                ));
+            }
             if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token.trim())) {
                 return Some(format!(
                     "`{token}` is not a known {what} ({})",
@@ -337,6 +358,64 @@ mod tests {
         assert!(interface_list("eth0,").is_some());
         assert!(rules("NCCL_DEBUG", "info").is_empty());
         assert_eq!(rules("NCCL_DEBUG", "VERBOSE"), [Rule::NcclSyntax]);
+    }
+
+    fn on(platform: crate::spec::pool::Platform) -> EnvFacts<'static> {
+        EnvFacts {
+            profile: Some(crate::platform::profile(platform)),
+            ..EnvFacts::default()
+        }
+    }
+
+    #[test]
+    fn collnet_alone_is_gone_since_2_14() {
+        let problem = selection("Ring,collnet", ALGORITHMS, "algorithm").unwrap();
+        assert_eq!(
+            problem,
+            "`collnet` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+        );
+        for ok in ["CollNetDirect", "collnetchain", "NVLS,NVLSTree", "PAT"] {
+            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
+        use crate::spec::pool::Platform;
+        for name in ["NCCL_IB_TC", "NCCL_IB_SL"] {
+            assert!(rules(name, "41").is_empty(), "{name} with no platform");
+            let generic = check(name, "41", &on(Platform::Generic));
+            assert!(generic.is_empty(), "{name} on generic: {generic:?}");
+            let ai = check(name, "41", &on(Platform::Aistudio));
+            assert_eq!(
+                ai,
+                [(
+                    Rule::IbTcSet,
+                    format!(
+                        "{name} must match the switches' QoS setup, which AIStudio owns: no need to set it, do not change it"
+                    )
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn tcp_statement_and_qps_are_not_debugging_leftovers() {
+        assert!(rules("NCCL_IB_DISABLE", "1").is_empty());
+        let rdma = EnvFacts {
+            rdma_on: true,
+            ..EnvFacts::default()
+        };
+        let with_rdma: Vec<Rule> = check("NCCL_IB_DISABLE", "1", &rdma)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(
+            with_rdma,
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        assert_eq!(rules("NCCL_IB_DISABLE", "0"), [Rule::DebugOnlyVariable]);
+        assert!(rules("NCCL_IB_QPS_PER_CONNECTION", "8").is_empty());
     }
 
     #[test]

@@ -213,7 +213,7 @@ mod tests {
         };
         assert_eq!(
             github(&f),
-            "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=RDG020 the job sets NCCL_IB_TC::50%25 bad%0Asecond line"
+            "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=RDG020 NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS::50%25 bad%0Asecond line"
         );
     }
 
@@ -230,7 +230,7 @@ mod tests {
         };
         assert_eq!(
             github(&f),
-            "::error file=a%0A%3A%3Aerror %3A%3Ab.yaml,line=1,col=1,title=RDG020 the job sets NCCL_IB_TC::x%0D%0A::add-mask::secret\\u{1b}[2J\\u{0}"
+            "::error file=a%0A%3A%3Aerror %3A%3Ab.yaml,line=1,col=1,title=RDG020 NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS::x%0D%0A::add-mask::secret\\u{1b}[2J\\u{0}"
         );
     }
 }

@@ -49,7 +49,7 @@ fn findings_do_not_depend_on_thread_timing() {
     let dir = tempfile::tempdir().unwrap();
     let pool = |fabric: &str| {
         format!(
-            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: {fabric}, hcas: [mlx5_1], socketIfname: eth0, ibTimeout: 40}}\n"
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  platform: aistudio\n  gpu: {{perNode: 8}}\n  network: {{fabric: {fabric}, hcas: [mlx5_1], socketIfname: eth0, ibTimeout: 40}}\n"
         )
     };
     std::fs::write(dir.path().join("a-pool.yaml"), pool("roce")).unwrap();

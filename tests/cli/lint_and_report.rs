@@ -140,7 +140,8 @@ fn rules_lists_the_catalogue_and_explain_prints_one() {
     let out = rdmagen(&["explain", "rdg020"]);
     let stdout = text(&out.stdout);
     assert!(
-        stdout.starts_with("RDG020 (error): the job sets NCCL_IB_TC"),
+        stdout
+            .starts_with("RDG020 (error): NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns"),
         "{stdout}"
     );
     assert!(stdout.contains("Source: seed 000"), "{stdout}");
