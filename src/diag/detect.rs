@@ -371,4 +371,27 @@ mod tests {
             )]
         );
     }
+
+    /// A host's show_gids printed without its link-local rows (as seed 001 abridges
+    /// it) starts above index 0 but is no pod capture: the index is still proposed.
+    /// A pod's table is recognised by its link-local GID sitting above index 0.
+    #[test]
+    fn a_table_without_link_local_rows_is_not_taken_for_a_pod() {
+        let gid = |ip: u8| format!("0000:0000:0000:0000:0000:ffff:0a00:00{ip:02x}");
+        let abridged = [
+            "DEV PORT INDEX GID IPv4 VER DEV".to_owned(),
+            format!("mlx5_1 1 3 {} 10.0.0.1 v2 eth1", gid(1)),
+            format!("mlx5_2 1 3 {} 10.0.0.2 v2 eth2", gid(2)),
+        ]
+        .join("\n");
+        let link_local = "fe80:0000:0000:0000:0c42:a1ff:fe00:0001";
+        let pod = format!("{abridged}\nmlx5_1 1 2 {link_local}  v2 eth1");
+        for (text, expected) in [(abridged, 3.into()), (pod, "auto".into())] {
+            let mut obs = Observations::default();
+            capture::read(&mut obs, &"gids.txt".into(), &text);
+            let mut findings = Findings::default();
+            let pool = detect(&obs, &options(), &mut findings).unwrap();
+            assert_eq!(pool.gid_index, Some(expected), "{text}");
+        }
+    }
 }

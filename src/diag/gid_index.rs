@@ -24,9 +24,17 @@ pub(super) fn gid_index(
         if rows.is_empty() {
             continue;
         }
-        // A host's table starts at index 0 (the default link-local GID); a pod's
-        // starts where its network namespace's addresses begin.
-        shifted |= rows.iter().map(|g| g.index).min() > Some(0);
+        // A host's table starts with the port's default GID, the link-local one, at
+        // index 0; in a pod's network namespace the link-local GID of the pod's own
+        // netdev comes later (tests/diag/roce-pod.txt: index 4). A table printed
+        // without its link-local rows (seed 001 shows only each data NIC's IPv4 row, at
+        // index 2) says nothing either way.
+        shifted |= rows
+            .iter()
+            .filter(|g| g.gid.trim().to_ascii_lowercase().starts_with("fe80:"))
+            .map(|g| g.index)
+            .min()
+            .is_some_and(|i| i > 0);
         let netdevs = d.netdevs();
         let pick = rows
             .iter()
