@@ -213,6 +213,18 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
     }
     let gid_index = (fabric == Fabric::Roce)
         .then(|| gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings));
+    if gid_index.as_ref().is_some_and(|g| g == "auto") {
+        notes.push(
+            "gidIndex: auto needs NCCL 2.21 or later in the images (dynamic GID selection; index 0 before)"
+                .to_owned(),
+        );
+    }
+    // Only what the captures show goes into the pool: they say nothing of the
+    // training-operator or of the NCCL inside the images, so no spec.target.
+    notes.push(format!(
+        "no spec.target: the captures show neither the training-operator version nor the images' NCCL (set target.nccl if you know it); the {} platform's defaults apply",
+        platform_name(options.platform)
+    ));
     if let Some(ofed) = &obs.ofed {
         notes.push(format!("driver stack: {ofed}"));
     }
