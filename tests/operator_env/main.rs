@@ -233,43 +233,24 @@ fn every_golden_manifest_is_one_consistent_world_on_its_target_operator() {
     );
 }
 
-const TWO_PODS: &str = r#"
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: j}
-spec:
-  NPROC
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
+/// One replica of [`two_pods`]: one pod with a `pytorch` container.
+const REPLICA: &str = "      replicas: 1
       template:
         spec:
           containers:
-            - name: pytorch
-              image: i
-              command: COMMAND
-              resources: {limits: {nvidia.com/gpu: "GPUS"}}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: i
-              command: COMMAND
-              resources: {limits: {nvidia.com/gpu: "GPUS"}}
-"#;
+            - {name: pytorch, image: i, command: COMMAND, resources: {limits: {nvidia.com/gpu: \"GPUS\"}}}
+";
 
 /// A Master and a Worker, each on `gpus` GPUs, running `command`, with `nproc` as
 /// spec.nprocPerNode (None: not written).
 fn two_pods(command: &str, nproc: Option<&str>, gpus: u32) -> Value {
     let nproc = nproc.map_or(String::new(), |n| format!("nprocPerNode: \"{n}\""));
-    manifest(
-        &TWO_PODS
-            .replace("NPROC", &nproc)
-            .replace("COMMAND", command)
-            .replace("GPUS", &gpus.to_string()),
-    )
+    let replica = REPLICA
+        .replace("COMMAND", command)
+        .replace("GPUS", &gpus.to_string());
+    manifest(&format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: j}}\nspec:\n  {nproc}\n  pytorchReplicaSpecs:\n    Master:\n{replica}    Worker:\n{replica}"
+    ))
 }
 
 fn worlds(sim: &Simulation) -> Vec<(u32, String, Vec<String>)> {
