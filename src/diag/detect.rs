@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::check::{Findings, Rule};
-use crate::diag::{GidRow, LinkLayer, Observations, Port, gid, natural_key};
+use crate::diag::{GidRow, LinkLayer, Observations, Port, gid, gid_index, natural_key};
 use crate::dockerfile::packages::{Family, PackageSet, packages};
 use crate::source::Location;
 use crate::spec::pool::{Fabric, Platform};
@@ -41,15 +41,15 @@ pub struct PoolDraft {
 
 /// A device with its ports and GID rows, gathered once: looking them up in all the
 /// captures' rows for every device took 4.2 s for 20 000 GID rows.
-struct Device<'a> {
-    name: &'a str,
+pub(super) struct Device<'a> {
+    pub(super) name: &'a str,
     ports: Vec<(u32, &'a Port)>,
     /// Its GID table, in capture order.
-    gids: Vec<&'a GidRow>,
+    pub(super) gids: Vec<&'a GidRow>,
 }
 
 impl Device<'_> {
-    fn netdevs(&self) -> BTreeSet<String> {
+    pub(super) fn netdevs(&self) -> BTreeSet<String> {
         let mut n: BTreeSet<String> = self
             .ports
             .iter()
@@ -212,7 +212,19 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
         ));
     }
     let gid_index = (fabric == Fabric::Roce)
-        .then(|| gid_index(obs, &data, options.in_pod, &mut notes, findings));
+        .then(|| gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings));
+    if gid_index.as_ref().is_some_and(|g| g == "auto") {
+        notes.push(
+            "gidIndex: auto needs NCCL 2.21 or later in the images (dynamic GID selection; index 0 before)"
+                .to_owned(),
+        );
+    }
+    // Only what the captures show goes into the pool: they say nothing of the
+    // training-operator or of the NCCL inside the images, so no spec.target.
+    notes.push(format!(
+        "no spec.target: the captures show neither the training-operator version nor the images' NCCL (set target.nccl if you know it); the {} platform's defaults apply",
+        platform_name(options.platform)
+    ));
     if let Some(ofed) = &obs.ofed {
         notes.push(format!("driver stack: {ofed}"));
     }
@@ -298,95 +310,6 @@ fn majority(data: &[(&Device<'_>, Fabric, bool)]) -> Option<Fabric> {
     }
 }
 
-/// The RoCE v2, IPv4-mapped GID index each data device would use; one global index
-/// when they all agree (NCCL has one, NVIDIA/nccl#890), else `auto`.
-fn gid_index(
-    obs: &Observations,
-    data: &[&Device<'_>],
-    in_pod: bool,
-    notes: &mut Vec<String>,
-    findings: &mut Findings,
-) -> serde_json::Value {
-    let mut chosen: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
-    let mut chosen_at: BTreeMap<u32, Location> = BTreeMap::new();
-    let mut shifted = false;
-    for d in data {
-        let rows = &d.gids;
-        if rows.is_empty() {
-            continue;
-        }
-        // A host's table starts at index 0 (the default link-local GID); a pod's
-        // starts where its network namespace's addresses begin.
-        shifted |= rows.iter().map(|g| g.index).min() > Some(0);
-        let netdevs = d.netdevs();
-        let pick = rows
-            .iter()
-            .filter(|g| g.version == Some(2) && gid::ipv4(&g.gid).is_some())
-            .filter(|g| g.netdev.as_ref().is_none_or(|n| netdevs.contains(n)))
-            .min_by_key(|g| g.index);
-        match pick {
-            Some(g) => {
-                chosen.entry(g.index).or_default().push(d.name);
-                chosen_at.entry(g.index).or_insert_with(|| g.at.clone());
-            }
-            None => findings.at(
-                Rule::NoIpv4Gid,
-                format!("{} has no RoCE v2 GID with an IPv4 address; NCCL's dynamic selection finds nothing there either", d.name),
-                rows[0].at.clone(),
-            ),
-        }
-    }
-    let at = obs.gids.first().map(|g| g.at.clone());
-    match chosen.len() {
-        0 => {
-            notes.push(
-                "no RoCE v2 IPv4 GID seen: gidIndex left to NCCL's dynamic selection".to_owned(),
-            );
-            "auto".into()
-        }
-        1 if !(in_pod || shifted) => {
-            let (index, devices) = chosen
-                .iter()
-                .next()
-                .map(|(i, d)| (*i, d.len()))
-                .unwrap_or_default();
-            notes.push(format!(
-                "RoCE v2 IPv4 GID at index {index} on all {devices} data NIC(s)"
-            ));
-            index.into()
-        }
-        1 => {
-            if let Some(at) = at {
-                findings.at(
-                    Rule::GidIndexInPod,
-                    "captured inside a pod (GID indices are shifted there and change with the pod's network); gidIndex: auto lets NCCL pick the RoCE v2 IPv4 GID",
-                    at,
-                );
-            }
-            "auto".into()
-        }
-        _ => {
-            let detail: Vec<String> = chosen
-                .iter()
-                .map(|(i, ds)| format!("{i} on {}", ds.join(", ")))
-                .collect();
-            // Point at the row of the index the fewest devices use.
-            let rare = chosen
-                .iter()
-                .min_by_key(|(_, ds)| ds.len())
-                .map(|(i, _)| *i);
-            if let Some(at) = rare.and_then(|i| chosen_at.get(&i).cloned()).or(at) {
-                findings.at(
-                    Rule::GidIndexDisagrees,
-                    format!("the RoCE v2 IPv4 GID sits at different indices ({}); NCCL takes one global index, so gidIndex: auto", detail.join("; ")),
-                    at,
-                );
-            }
-            "auto".into()
-        }
-    }
-}
-
 fn check_dpkg(obs: &Observations, findings: &mut Findings) {
     let Some(dpkg) = &obs.dpkg else { return };
     let fallback = dpkg.values().next().map(|(_, at)| at.clone());
@@ -459,5 +382,28 @@ mod tests {
                 4
             )]
         );
+    }
+
+    /// A host's show_gids printed without its link-local rows (as seed 001 abridges
+    /// it) starts above index 0 but is no pod capture: the index is still proposed.
+    /// A pod's table is recognised by its link-local GID sitting above index 0.
+    #[test]
+    fn a_table_without_link_local_rows_is_not_taken_for_a_pod() {
+        let gid = |ip: u8| format!("0000:0000:0000:0000:0000:ffff:0a00:00{ip:02x}");
+        let abridged = [
+            "DEV PORT INDEX GID IPv4 VER DEV".to_owned(),
+            format!("mlx5_1 1 3 {} 10.0.0.1 v2 eth1", gid(1)),
+            format!("mlx5_2 1 3 {} 10.0.0.2 v2 eth2", gid(2)),
+        ]
+        .join("\n");
+        let link_local = "fe80:0000:0000:0000:0c42:a1ff:fe00:0001";
+        let pod = format!("{abridged}\nmlx5_1 1 2 {link_local}  v2 eth1");
+        for (text, expected) in [(abridged, 3.into()), (pod, "auto".into())] {
+            let mut obs = Observations::default();
+            capture::read(&mut obs, &"gids.txt".into(), &text);
+            let mut findings = Findings::default();
+            let pool = detect(&obs, &options(), &mut findings).unwrap();
+            assert_eq!(pool.gid_index, Some(expected), "{text}");
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod detect;
 pub mod dpkg;
 pub mod gid;
+mod gid_index;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

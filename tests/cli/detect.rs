@@ -17,6 +17,8 @@ struct Detected {
     pool: Value,
     /// (rule, line) of every finding.
     findings: Vec<(String, u64)>,
+    /// The findings' messages, in the same order.
+    messages: Vec<String>,
 }
 
 fn run(args: &[&str]) -> Detected {
@@ -37,6 +39,12 @@ fn run(args: &[&str]) -> Detected {
             )
         })
         .collect();
+    let messages = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_owned())
+        .collect();
     let pool = if out.stdout.is_empty() {
         Value::Null
     } else {
@@ -46,6 +54,7 @@ fn run(args: &[&str]) -> Detected {
         code: out.status.code().unwrap(),
         pool,
         findings,
+        messages,
     }
 }
 
@@ -181,6 +190,126 @@ fn gid_indices_that_disagree_and_devices_without_ipv4() {
     assert_eq!(net(&d)["gidIndex"], "auto");
     assert!(has(&d, "RDG104", 7), "{:?}", d.findings);
     assert!(has(&d, "RDG103", 12), "{:?}", d.findings);
+}
+
+fn rules(d: &Detected) -> Vec<(&str, u64)> {
+    d.findings.iter().map(|(r, l)| (r.as_str(), *l)).collect()
+}
+
+/// Seed 001's own show_gids (issue 11, item 5): every GID is RoCE v1, the IPv4 one at
+/// index 2 on every NIC. NCCL's dynamic selection takes that GID too (connect.cc:279-280),
+/// so detect proposes 2, and warns that RoCE v1 does not route. The devices are not
+/// also reported for lacking a v2 GID: RDG109 says it once for all of them.
+#[test]
+fn seed_001_roce_v1_only_proposes_the_v1_ipv4_index() {
+    let fixture = std::fs::read_to_string(root().join("tests/diag/seed-001-roce-v1.txt")).unwrap();
+    let seed = root().join("../shared/seeds/001_796ed25476f20698.txt");
+    if let Ok(seed) = std::fs::read_to_string(seed) {
+        let lines: Vec<&str> = fixture.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(
+            seed.contains(&lines.join("\n")),
+            "the fixture is the seed's text"
+        );
+    }
+    let d = run(&["--show-gids", "tests/diag/seed-001-roce-v1.txt"]);
+    assert_eq!(d.code, 0);
+    assert_eq!(net(&d)["gidIndex"], 2);
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_1", "mlx5_2", "mlx5_8"]),
+        "mlx5_0 carries eth0; the seed elides mlx5_3..7"
+    );
+    assert_eq!(
+        rules(&d),
+        [("RDG109", 8), ("RDG100", 10)],
+        "RDG100: the seed's `...`"
+    );
+    assert_eq!(
+        d.messages[0],
+        "no data NIC has a RoCE v2 GID with an IPv4 address, only RoCE v1 ones; the RoCE v1 IPv4 GID is at index 2 on every data NIC (mlx5_1, mlx5_2, mlx5_8), so gidIndex: 2. RoCE v1 is not routable: training works only while every node is in one L2 domain; enable RoCE v2 on the NICs for a routed fabric"
+    );
+    assert!(
+        d.pool["spec"].get("target").is_none(),
+        "the captures show no operator or NCCL version: {}",
+        d.pool
+    );
+
+    // The printed pool is used as it is: render writes the index.
+    let out = rdmagen(&[
+        "detect",
+        "--show-gids",
+        "tests/diag/seed-001-roce-v1.txt",
+        "--name",
+        "seed",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pool.yaml"), &out.stdout).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: probe}\nspec:\n  pool: seed\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n",
+    )
+    .unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = rdmagen::check::verify::parse(&text(&out.stdout)).unwrap();
+    let env = &docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+        [0]["env"];
+    let gid: Vec<&Value> = env
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["name"] == "NCCL_IB_GID_INDEX")
+        .map(|v| &v["value"])
+        .collect();
+    assert_eq!(gid, [&Value::from("2")]);
+}
+
+/// RoCE v1 only, but in a pod, or at different indices on different NICs: `auto`
+/// (NCCL 2.21+ picks the IPv4 GID on each device), and still the RoCE v1 warning.
+#[test]
+fn roce_v1_in_a_pod_or_at_different_indices_is_auto() {
+    let d = run(&["--show-gids", "tests/diag/seed-001-roce-v1.txt", "--in-pod"]);
+    assert_eq!(net(&d)["gidIndex"], "auto");
+    assert_eq!(rules(&d), [("RDG105", 6), ("RDG109", 8), ("RDG100", 10)]);
+    assert!(
+        d.messages[1].contains("; the capture comes from a pod, so gidIndex: auto"),
+        "{}",
+        d.messages[1]
+    );
+
+    let d = capture("tests/diag/roce-v1-disagree.txt");
+    assert_eq!(net(&d)["gidIndex"], "auto");
+    assert_eq!(
+        rules(&d),
+        [("RDG106", 1), ("RDG109", 6)],
+        "no RDG104: that one is about RoCE v2"
+    );
+    assert_eq!(
+        d.messages[1],
+        "no data NIC has a RoCE v2 GID with an IPv4 address, only RoCE v1 ones; the RoCE v1 IPv4 GIDs sit at different indices (2 on mlx5_1; 3 on mlx5_2) and NCCL takes one global index, so gidIndex: auto (NCCL 2.21 and later picks the IPv4 GID on each device, RoCE v1 included). RoCE v1 is not routable: training works only while every node is in one L2 domain; enable RoCE v2 on the NICs for a routed fabric"
+    );
+}
+
+/// When some NIC has a RoCE v2 IPv4 GID, v2 wins (NCCL prefers it, connect.cc:290) and a
+/// NIC with only a v1 one is reported: v1 and v2 do not talk to each other. A NIC with no
+/// IPv4 GID at all is told what NCCL really does there (index 0, link-local), not that
+/// NCCL "finds nothing".
+#[test]
+fn a_nic_with_only_roce_v1_beside_roce_v2_ones_is_reported() {
+    let d = capture("tests/diag/roce-v1-and-v2.txt");
+    assert_eq!(net(&d)["gidIndex"], 3);
+    assert_eq!(rules(&d), [("RDG106", 1), ("RDG103", 8)]);
+    assert_eq!(
+        d.messages[1],
+        "mlx5_2 has no RoCE v2 GID with an IPv4 address, only a RoCE v1 one (index 2); RoCE v1 and v2 do not interoperate, so it cannot reach the other NICs' RoCE v2 GIDs"
+    );
+
+    let d = capture("tests/diag/gid-disagree.txt");
+    let at = d.findings.iter().position(|(r, _)| r == "RDG103").unwrap();
+    assert_eq!(
+        d.messages[at],
+        "mlx5_3 has no GID with an IPv4 address: its netdev has no IPv4 address, and NCCL's dynamic selection keeps index 0, the link-local GID, which does not leave the L2 segment"
+    );
 }
 
 #[test]
