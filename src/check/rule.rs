@@ -335,8 +335,8 @@ catalogue! {
         "the devices disagree on the fabric", SEED_AISTUDIO,
         "Link layer Ethernet means RoCE, InfiniBand means IB (never ibv_devinfo's transport line, which says InfiniBand for RoCE too). A pool has one fabric; the minority devices are left out.";
     NoIpv4Gid "RDG103" Warning false,
-        "a RoCE device has no RoCE v2 GID with an IPv4 address", NCCL_DOCS,
-        "NCCL over RoCE needs a GID to address the peer; its dynamic selection (and a fixed NCCL_IB_GID_INDEX) look for RoCE v2 with an IPv4-mapped address. A device without one has no IP on its netdev.";
+        "a RoCE device has no RoCE v2 GID with an IPv4 address", "NCCL src/transport/net_ib/connect.cc:279-335",
+        "NCCL over RoCE addresses the peer by a GID. Its dynamic selection (2.21 and later) takes an IPv4 GID, preferring RoCE v2; a device with no IPv4 GID at all has no IP on its netdev, and NCCL keeps index 0, the link-local GID, which does not leave the L2 segment. A device with only RoCE v1 beside devices with v2 cannot talk to them.";
     GidIndexDisagrees "RDG104" Warning false,
         "the RoCE v2 IPv4 GID index differs between devices", "NCCL_IB_GID_INDEX (NCCL docs; NVIDIA/nccl#890)",
         "NCCL takes one global GID index for every device. When the devices' RoCE v2 IPv4 GIDs sit at different indices, no fixed value fits all; `gidIndex: auto` lets NCCL pick per device.";
