@@ -426,11 +426,12 @@ fn a_detected_pool_renders_what_the_capture_implies() {
     };
     assert_eq!(
         get("NCCL_IB_HCA"),
-        Some("mlx5_1,mlx5_2,mlx5_3,mlx5_4".into())
+        Some("=mlx5_1,mlx5_2,mlx5_3,mlx5_4".into())
     );
     assert_eq!(get("NCCL_IB_GID_INDEX"), Some("3".into()));
     assert_eq!(get("NCCL_SOCKET_IFNAME"), Some("eth0".into()));
-    assert_eq!(get("NCCL_IB_DISABLE"), Some("0".into()));
+    // NCCL_IB_DISABLE=0 is NCCL's default: not written.
+    assert_eq!(get("NCCL_IB_DISABLE"), None);
 }
 
 /// The printed capture script's sysfs loop, run against a fake sysfs tree, produces

@@ -109,9 +109,9 @@ fn the_same_change_in_many_files_is_grouped() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
-    // Ten jobs have a Master and a Worker; the single-node job only a Master.
-    assert!(stdout.contains("same change in 10 files: "), "{stdout}");
-    assert!(stdout.contains("and 7 more\n"), "{stdout}");
+    // Fifteen jobs have a Master and a Worker; the single-node job only a Master.
+    assert!(stdout.contains("same change in 15 files: "), "{stdout}");
+    assert!(stdout.contains("and 12 more\n"), "{stdout}");
     assert!(stdout.contains("  ± spec.pytorchReplicaSpecs.Worker.template.metadata.annotations[\"sidecar.istio.io/inject\"]: \"false\" → \"true\"\n"), "{stdout}");
 }
 
@@ -159,14 +159,14 @@ fn stale_files_are_reported_and_pruned_only_when_asked() {
 fn reordered_env_is_a_reorder_not_removal_plus_addition() {
     let dir = golden_copy();
     let debug = "                - name: NCCL_DEBUG\n                  value: INFO\n";
-    let disable = "                - name: NCCL_IB_DISABLE\n                  value: \"0\"\n";
+    let gid = "                - name: NCCL_IB_GID_INDEX\n                  value: \"3\"\n";
     edit(dir.path(), |t| {
-        t.replace(&format!("{debug}{disable}"), &format!("{disable}{debug}"))
+        t.replace(&format!("{debug}{gid}"), &format!("{gid}{debug}"))
     });
     let (code, stdout, _) = check(dir.path(), &["--semantic"]);
     assert_eq!(code, 1);
     assert!(
-        stdout.contains("⇆ spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].env: [\"NCCL_IB_DISABLE\",\"NCCL_DEBUG\""),
+        stdout.contains("⇆ spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].env: [\"NCCL_IB_GID_INDEX\",\"NCCL_DEBUG\""),
         "{stdout}"
     );
     assert!(
@@ -306,7 +306,7 @@ fn json_and_github_formats() {
     let (_, stdout, _) = check(dir.path(), &["--format", "github"]);
     assert!(
         stdout.starts_with(&format!(
-            "::error file={}/{FILE},line=44,",
+            "::error file={}/{FILE},line=47,",
             dir.path().display()
         )),
         "{stdout}"

@@ -225,8 +225,10 @@ spec:
         text(&out.stderr),
         r"ok (pool a100-roce-dev):
   platform = generic: pool `a100-roce-dev`: self-built cluster: no platform injects NCCL variables (seed 001, 'may not apply to self-built K8s clusters')
-  rdma = off: rdma: auto and the job takes 4 of 8 GPUs per node; RDMA is on only for whole nodes (AIStudio: on at 8 GPUs, off below)
-  command = torchrun t.py\u{1b}[2J\n::add-mask::x: torchrun reads nnodes, node rank, nproc and master address from the operator's PET_* variables; nprocPerNode = 4; exec form, no shell in between
+  target operator = unknown: pool `a100-roce-dev` sets no target.operator and the generic platform has no default; the launcher uses the form both operator generations run
+  target nccl = unknown: pool `a100-roce-dev` sets no target.nccl
+  rdma = off: rdma: auto and the job is one node: NCCL keeps its traffic inside the node, and RDMA training needs at least 2 nodes (seed 001); `rdma: on` forces it
+  command = torchrun --nproc_per_node=4 --nnodes=$(WORLD_SIZE) --node_rank=$(RANK) --master_addr=$(MASTER_ADDR) --master_port=$(MASTER_PORT) t.py\u{1b}[2J\n::add-mask::x: the target operator's version is unknown: with nprocPerNode unset, every generation sets WORLD_SIZE to the pod count and RANK to the pod index, so these flags are right on all of them; Kubernetes expands $(VAR) from the container's env; nprocPerNode unset; exec form, no shell in between
   env NCCL_IB_DISABLE = 1: RDMA is off: NCCL uses sockets, stated explicitly
   env NCCL_SOCKET_IFNAME = eth0: the pool's bootstrap interface
   /dev/shm = emptyDir medium Memory, sizeLimit none: NCCL and data loaders share memory through /dev/shm; the container default of 64 MiB makes NCCL fail

@@ -103,7 +103,9 @@ proptest! {
             let template = &doc["spec"]["pytorchReplicaSpecs"][role]["template"];
             let container = &template["spec"]["containers"][0];
             prop_assert_eq!(&container["image"], &Value::from(case.image.as_str()));
-            prop_assert_eq!(&container["command"][2], &Value::from(case.arg.as_str()));
+            // The user's argument comes last, after the launcher's own words.
+            let command = container["command"].as_array().unwrap();
+            prop_assert_eq!(command.last().unwrap(), &Value::from(case.arg.as_str()));
             let env = container["env"].as_array().unwrap();
             let user = env.iter().find(|v| v["name"] == "USER_VALUE").unwrap();
             prop_assert_eq!(&user["value"], &Value::from(case.env.as_str()));
