@@ -67,7 +67,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
     } else {
         "; exec form, no shell in between".to_owned()
     };
-    let generation = ctx.target.and_then(|t| t.generation());
+    let generation = ctx.target.generation();
     // The flags both generations can feed, from the variables both set.
     let pod_world_flags = [
         format!("--nproc_per_node={gpus}"),

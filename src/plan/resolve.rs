@@ -20,7 +20,7 @@ pub(super) struct Ctx<'a> {
     pub pool: &'a Loaded<PoolDocument>,
     pub profile: &'static Profile,
     /// The pool's target with the platform's defaults; decided first.
-    pub target: Option<Target>,
+    pub target: Target,
     pub findings: &'a mut Findings,
     pub decisions: Decisions,
 }
@@ -42,7 +42,7 @@ impl Ctx<'_> {
 
     /// The pool's NCCL floor, as a reason clause.
     pub fn target_nccl(&self) -> String {
-        match self.target.and_then(|t| t.nccl) {
+        match self.target.nccl {
             Some(v) => format!("the pool's images have NCCL {v} or later"),
             None => "the pool does not say which NCCL its images have".to_owned(),
         }
@@ -63,26 +63,26 @@ pub fn resolve(
     findings: &mut Findings,
 ) -> Plan {
     let profile = profile(pool.value.spec.platform);
+    let mut decisions = Decisions::default();
+    decisions.record(
+        "platform",
+        profile.name,
+        format!("pool `{}`: {}", pool.value.metadata.name, profile.source),
+    );
+    let target = target::decide(pool, profile, &mut decisions);
     let mut ctx = Ctx {
         job,
         pool,
         profile,
-        target: None,
+        target,
         findings,
-        decisions: Decisions::default(),
+        decisions,
     };
     let spec = &job.value.spec;
     let meta = &job.value.metadata;
     check_job_name(&mut ctx, &meta.name, spec.nodes);
     check_counts(&mut ctx);
-    ctx.decisions.record(
-        "platform",
-        profile.name,
-        format!("pool `{}`: {}", pool.value.metadata.name, profile.source),
-    );
 
-    let target = target::decide(&mut ctx);
-    ctx.target = Some(target);
     let rdma = rdma::decide(&mut ctx);
     let hcas = hca::for_job(&mut ctx, rdma.on);
     let launch = launcher::decide(&mut ctx);
@@ -186,7 +186,7 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         .scheduler
         .as_ref()
         .and_then(|s| s.queue.clone());
-    let gang = ctx.target.and_then(|t| t.gang_scheduling);
+    let gang = ctx.target.gang_scheduling;
     let where_read = match gang {
         Some(true) => {
             "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup"

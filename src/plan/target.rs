@@ -1,9 +1,11 @@
 //! The cluster a plan is for: the pool's `spec.target`, with the platform's defaults
 //! filled in. Every later decision that depends on it reads it from here.
 
-use crate::plan::resolve::Ctx;
+use crate::plan::decision::Decisions;
+use crate::platform::Profile;
 use crate::spec::pool::Platform;
 use crate::spec::target::{OperatorGeneration, Version};
+use crate::spec::{Loaded, PoolDocument};
 
 /// What the job's cluster runs, as far as it is known.
 #[derive(Debug, Clone, Copy)]
@@ -24,34 +26,37 @@ impl Target {
     }
 }
 
-pub fn decide(ctx: &mut Ctx<'_>) -> Target {
-    let spec = &ctx.pool.value.spec;
+/// The pool's target with `profile`'s defaults, each recorded in `decisions`.
+pub fn decide(
+    pool_doc: &Loaded<PoolDocument>,
+    profile: &Profile,
+    decisions: &mut Decisions,
+) -> Target {
+    let spec = &pool_doc.value.spec;
     let asked = &spec.target;
-    let pool = &ctx.pool.value.metadata.name;
-    let operator = match (asked.operator, ctx.profile.operator) {
+    let pool = &pool_doc.value.metadata.name;
+    let operator = match (asked.operator, profile.operator) {
         (Some(v), _) => {
             let why = format!("pool `{pool}` sets target.operator");
-            ctx.decisions
-                .record("target operator", describe_operator(v), why);
+            decisions.record("target operator", describe_operator(v), why);
             Some(v)
         }
         (None, Some((v, source))) => {
-            let why = format!("the {} platform default: {source}", ctx.profile.name);
-            ctx.decisions
-                .record("target operator", describe_operator(v), why);
+            let why = format!("the {} platform default: {source}", profile.name);
+            decisions.record("target operator", describe_operator(v), why);
             Some(v)
         }
         (None, None) => {
-            ctx.decisions.record(
+            decisions.record(
                 "target operator",
                 "unknown",
-                format!("pool `{pool}` sets no target.operator and the {} platform has no default; the launcher uses the form both operator generations run", ctx.profile.name),
+                format!("pool `{pool}` sets no target.operator and the {} platform has no default; the launcher uses the form both operator generations run", profile.name),
             );
             None
         }
     };
     let nccl = asked.nccl;
-    ctx.decisions.record(
+    decisions.record(
         "target nccl",
         nccl.map_or("unknown".to_owned(), |v| format!("{v} or later")),
         match nccl {
