@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::check::Findings;
+use crate::check::manifest::{self, ManifestFacts};
 use crate::check::suggest::closest;
-use crate::check::{Findings, manifest};
 use crate::error::Error;
 use crate::source::Sources;
 use crate::spec::load::{display_name, yaml_files};
@@ -54,21 +55,22 @@ impl LintReport {
     }
 }
 
-/// Lint every PyTorchJob document in `paths` (files, or directories walked for YAML).
-/// Other documents (Services, PVCs, ...) are skipped.
-pub fn lint(paths: &[PathBuf]) -> Result<LintReport, Error> {
+/// Lint every PyTorchJob document in `paths` (files, or directories walked for YAML),
+/// on the cluster `facts` describes. Other documents (Services, PVCs, ...) are skipped.
+pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<LintReport, Error> {
     let mut report = LintReport::default();
     for path in yaml_files(paths)? {
         let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
         let name = display_name(&path);
-        lint_text(&mut report, name, text);
+        lint_text(&mut report, name, text, facts);
         report.files += 1;
     }
     report.findings.sort();
     Ok(report)
 }
 
-pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
+/// Lint one file's text into `report`.
+pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
     report.sources.add(name.clone(), text.clone());
     let docs = match parse_documents(&name, &text) {
@@ -88,7 +90,7 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
             continue;
         }
         report.jobs += 1;
-        for problem in manifest::check(&value) {
+        for problem in manifest::check(&value, facts) {
             let at = doc.locate_pointer(&problem.pointer);
             report.findings.at(problem.rule, problem.message, at);
         }
