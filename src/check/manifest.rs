@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::check::Rule;
 use crate::check::nccl_vars::{self, EnvFacts};
+use crate::check::{Rule, job_name};
 use crate::platform::{Profile, profile};
 use crate::spec::pool::Platform;
 use crate::spec::target::OperatorGeneration;
@@ -125,6 +125,22 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
             "pytorchReplicaSpecs has neither Master nor Worker",
             "/spec/pytorchReplicaSpecs",
         );
+    }
+    if let Some(name) = doc["metadata"]["name"].as_str() {
+        // The operator defaults a missing replicas to 1 (pytorch_defaults.go).
+        let counts: Vec<(&str, u32)> = replicas
+            .iter()
+            .map(|(role, r)| {
+                let n = r.get("replicas").map_or(Some(1), Value::as_u64);
+                (
+                    role.as_str(),
+                    n.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+                )
+            })
+            .collect();
+        if let Some(message) = job_name::problem(name, &counts) {
+            out.push(Rule::InvalidJobName, message, "/metadata/name");
+        }
     }
     for (role, replica) in replicas {
         let base = format!("/spec/pytorchReplicaSpecs/{role}");

@@ -3,6 +3,7 @@
 
 pub mod escape;
 pub mod finding;
+pub mod job_name;
 pub mod lint;
 pub mod manifest;
 pub mod nccl_vars;

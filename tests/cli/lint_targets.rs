@@ -1,5 +1,5 @@
-//! `lint` on the cluster a manifest is for (`--operator`, `--platform`): rules about
-//! one operator generation or one platform apply only there.
+//! `lint` on the cluster a manifest is for (`--operator`, `--platform`), and job
+//! names too long for the operator's Service names.
 
 use serde_json::Value;
 
@@ -67,6 +67,23 @@ fn an_operator_version_must_be_a_version() {
         text(&out.stderr).contains("`v1-8a066f9` is not a version: expected MAJOR.MINOR, e.g. 1.9"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_job_name_too_long_for_the_operators_service_names_is_an_error() {
+    let (code, found) = lint(&["tests/lint/long-name.yaml"]);
+    assert_eq!(code, Some(1));
+    let name = "llama-pretrain-with-a-name-long-enough-to-break-service";
+    assert_eq!(
+        found,
+        [(
+            "RDG007".to_owned(),
+            6,
+            format!(
+                "`{name}` is 55 characters; the operator names a Service `{name}-worker-9` (64 characters), which must fit in 63, so the name can be at most 54"
+            )
+        )]
     );
 }
 
