@@ -227,7 +227,9 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
         }
         let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
         let caps = capabilities(c);
-        let ipc_lock = caps.contains(&"IPC_LOCK") || c["securityContext"]["privileged"] == true;
+        let privileged = c["securityContext"]["privileged"] == true;
+        let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
+        let host_rdma = privileged && host_rdma_devices(pod, c);
         if let Some((name, section)) = rdma {
             if !ipc_lock {
                 out.push(
@@ -236,7 +238,7 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
                     format!("{at}/resources/{section}/{}", escape(name)),
                 );
             }
-        } else if caps.contains(&"IPC_LOCK") {
+        } else if caps.contains(&"IPC_LOCK") && !host_rdma {
             out.push(
                 Rule::IpcLockWithoutRdma,
                 "IPC_LOCK is added but no RDMA resource is requested",
@@ -252,7 +254,7 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
             out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.clone());
         }
         let env_facts = EnvFacts {
-            rdma_on: rdma.is_some(),
+            rdma_on: rdma.is_some() || host_rdma,
             profile: facts.profile(),
             ..EnvFacts::default()
         };
@@ -360,6 +362,31 @@ fn quantity(v: &Value) -> Option<i64> {
     }
 }
 
+/// Whether the container mounts the node's /dev/infiniband (a hostPath volume): with
+/// hostNetwork and privileged that hands it every RDMA device without a device plugin.
+fn host_rdma_devices(pod: &Value, c: &Value) -> bool {
+    if pod["hostNetwork"] != true {
+        return false;
+    }
+    let volumes = pod["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    c["volumeMounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .any(|m| {
+            volumes.iter().any(|v| {
+                v["name"] == m["name"]
+                    && v["hostPath"]["path"]
+                        .as_str()
+                        .is_some_and(|p| p.trim_end_matches('/') == "/dev/infiniband")
+            })
+        })
+}
+
 fn has_memory_shm(pod: &Value, c: &Value) -> bool {
     let mounts = c["volumeMounts"]
         .as_array()
@@ -416,6 +443,33 @@ mod tests {
 
     fn rules(doc: &Value, facts: &ManifestFacts) -> Vec<Rule> {
         check(doc, facts).into_iter().map(|p| p.rule).collect()
+    }
+
+    #[test]
+    fn host_network_rdma_counts_as_rdma_for_the_environment() {
+        let pod = serde_json::json!({
+            "hostNetwork": true,
+            "dnsPolicy": "ClusterFirstWithHostNet",
+            "containers": [{
+                "name": "pytorch", "image": "i",
+                "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+                "securityContext": {"privileged": true, "capabilities": {"add": ["IPC_LOCK"]}},
+                "volumeMounts": [{"name": "ib", "mountPath": "/dev/infiniband"}],
+            }],
+            "volumes": [{"name": "ib", "hostPath": {"path": "/dev/infiniband"}}],
+        });
+        let doc = job(serde_json::json!({}), pod.clone());
+        assert_eq!(
+            rules(&doc, &ManifestFacts::default()),
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        // Without the host's devices it is a TCP pod that adds IPC_LOCK for nothing.
+        let mut tcp = pod;
+        tcp["volumes"][0]["hostPath"]["path"] = "/data".into();
+        assert_eq!(
+            rules(&job(serde_json::json!({}), tcp), &ManifestFacts::default()),
+            [Rule::IpcLockWithoutRdma]
+        );
     }
 
     #[test]

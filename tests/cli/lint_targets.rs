@@ -1,5 +1,5 @@
-//! `lint` on the cluster a manifest is for (`--operator`, `--platform`), and job
-//! names too long for the operator's Service names.
+//! `lint` on the cluster a manifest is for (`--operator`, `--platform`), and the
+//! manifests it used to miss or misjudge: long job names, RDMA through hostNetwork.
 
 use serde_json::Value;
 
@@ -85,6 +85,11 @@ fn a_job_name_too_long_for_the_operators_service_names_is_an_error() {
             )
         )]
     );
+}
+
+#[test]
+fn rdma_through_host_network_and_dev_infiniband_needs_ipc_lock() {
+    assert_eq!(lint(&["tests/lint/host-rdma.yaml"]), (Some(0), vec![]));
 }
 
 #[test]
