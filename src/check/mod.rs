@@ -9,6 +9,7 @@ pub mod manifest;
 pub mod nccl_vars;
 pub mod report;
 pub mod rule;
+pub mod storage;
 pub mod suggest;
 pub mod verify;
 

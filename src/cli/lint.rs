@@ -15,7 +15,8 @@ use crate::spec::target::{OperatorGeneration, Version};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// PyTorchJob manifests: files, or directories walked for *.yaml and *.yml.
+    /// PyTorchJob manifests (and their PersistentVolumes and claims): files, or
+    /// directories walked for *.yaml and *.yml.
     #[arg(required = true, value_name = "MANIFEST")]
     pub manifests: Vec<PathBuf>,
     /// The training-operator version the manifests are for, e.g. 1.6 or 1.9; below 1.7
@@ -54,8 +55,12 @@ pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     if let Some(why) = report.nothing_linted(&args.manifests) {
         return Err(Error::Usage(why));
     }
+    let storage = match report.volumes_and_claims {
+        0 => String::new(),
+        n => format!(" and {n} PersistentVolume(Claim)(s)"),
+    };
     let what = format!(
-        "{} PyTorchJob(s) in {} file(s) linted",
+        "{} PyTorchJob(s){storage} in {} file(s) linted",
         report.jobs, report.files
     );
     super::report_findings(io, &report.findings, &report.sources, &args.report, &what)

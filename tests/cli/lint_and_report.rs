@@ -21,7 +21,7 @@ fn golden_manifests_lint_without_errors_or_warnings() {
 #[test]
 fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let out = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1));
     let found: Vec<(String, u64)> = json(&out)["findings"]
         .as_array()
         .unwrap()
@@ -40,6 +40,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
         ("RDG047", 28), // NCCL_IB_DISABLE is a debugging variable
         ("RDG035", 62), // the same two on the Worker
         ("RDG047", 69),
+        ("RDG053", 121), // the PVC's `storageClassName:` is null: never binds the PV
     ];
     let expected: Vec<(String, u64)> = expected
         .iter()
@@ -49,7 +50,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let human = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
     assert!(
         text(&human.stderr)
-            .contains("1 PyTorchJob(s) in 1 file(s) linted: 0 errors, 0 warnings, 4 infos")
+            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 0 warnings, 4 infos")
     );
 }
 
@@ -97,7 +98,7 @@ fn github_format_writes_workflow_annotations() {
             .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG035 ")),
         "{stdout}"
     );
-    assert_eq!(stdout.lines().count(), 4);
+    assert_eq!(stdout.lines().count(), 5);
 }
 
 #[test]

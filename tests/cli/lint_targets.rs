@@ -1,5 +1,6 @@
 //! `lint` on the cluster a manifest is for (`--operator`, `--platform`), and the
-//! manifests it used to miss or misjudge: long job names, RDMA through hostNetwork.
+//! manifests it used to miss or misjudge: long job names, PV/PVC pairs, RDMA through
+//! hostNetwork, platform-only rules.
 
 use serde_json::Value;
 
@@ -125,5 +126,41 @@ fn traffic_class_and_pid1_injection_are_named_only_on_their_platform() {
                 "processes started through `sh -c` may not inherit the NCCL variables Baidu CCE injects into PID 1"
             )]
         )
+    );
+}
+
+#[test]
+fn a_claim_for_dynamic_provisioning_is_linted_and_clean() {
+    let out = rdmagen(&["lint", "tests/lint/dynamic-pvc.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        "0 PyTorchJob(s) and 1 PersistentVolume(Claim)(s) in 1 file(s) linted: 0 errors, 0 warnings, 0 infos\n"
+    );
+}
+
+#[test]
+fn a_claim_and_the_pv_it_should_bind_may_be_in_different_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pv.yaml"),
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: data-pv}\nspec:\n  claimRef: {name: data, namespace: team}\n  nfs: {server: nas, path: /data}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("pvc.yaml"),
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: team}\nspec:\n  accessModes: [ReadWriteMany]\n",
+    )
+    .unwrap();
+    let (code, found) = lint(&[dir.path().to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        found,
+        [(
+            "RDG053".to_owned(),
+            4,
+            "PersistentVolumeClaim `data` is the claimRef of PersistentVolume `data-pv` but leaves out storageClassName: on a cluster with a default StorageClass it gets that class and never binds the static PV; write storageClassName: \"\" and volumeName".to_owned()
+        )]
     );
 }
