@@ -1,7 +1,7 @@
 //! `image-check`: what an existing Dockerfile (and a captured `dpkg -l`) says about an
-//! image's fitness for RDMA training. Seed 000: custom images need the RDMA packages,
-//! and images migrated from other platforms may carry preset variables that break
-//! training.
+//! image's fitness for RDMA training. An image needs the verbs user space NCCL loads
+//! (rdmagen's `runtime` set); seed 000 warns that images migrated from other platforms
+//! may carry preset variables that break training.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -52,7 +52,11 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
         }
     }
     let family = family.unwrap_or(Family::Apt);
-    let missing: Vec<&str> = packages(family, PackageSet::Seed)
+    // Judged against what NCCL needs at run time (verbs, the device providers and their
+    // libraries), not seed 000's list of eight: that list adds infiniband-diags and
+    // perftest, tools for checking the fabric by hand, without which training runs
+    // just as well. Every set `rdmagen dockerfile` writes contains the runtime set.
+    let missing: Vec<&str> = packages(family, PackageSet::Runtime)
         .iter()
         .copied()
         .filter(|p| !installed.iter().any(|w| is_package(w, p, family)))
@@ -61,7 +65,7 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
         findings.at(
             Rule::ImageMissingPackages,
             format!(
-                "no install line in this Dockerfile installs {} ({} names); unless the base image has them, RDMA will not work (seed 000)",
+                "no install line in this Dockerfile installs {} ({} names), which NCCL needs to use RDMA; unless the base image has them, NCCL finds no verbs device and falls back to sockets",
                 missing.join(", "),
                 family.name()
             ),
