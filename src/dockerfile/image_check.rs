@@ -84,17 +84,22 @@ fn env_finding(
     let preset = [Fabric::Roce, Fabric::Ib]
         .iter()
         .any(|f| profile.presets(*f, true, var));
+    // A pod's env overrides the image's ENV, so what rdmagen writes always wins. The
+    // image's value stands where the pod leaves the variable unset, and rdmagen does
+    // that on purpose: for platform presets, gidIndex: auto, NCCL's own defaults.
     let why = if preset {
         format!(
-            "the {} platform presets it, and a baked-in value fights the platform's",
-            profile.name
+            "rdmagen leaves {var} to the {} platform, so wherever the platform does not set it the image's value stands",
+            profile.title
         )
     } else {
-        "it silently overrides what rdmagen writes for the pool".to_owned()
+        format!(
+            "env in the pod overrides it, but where the pod leaves {var} unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands"
+        )
     };
     findings.at(
         Rule::ImageNcclEnv,
-        format!("the image bakes in {var}={value}; {why} (seed 000: migrated images may carry presets that break training)"),
+        format!("the image bakes in {var}={value}; {why}"),
         at.clone(),
     );
     let facts = EnvFacts {

@@ -273,13 +273,13 @@ fn image_check_flags_baked_in_nccl_presets() {
     );
     let (code, out) = image_check(&with_env, &["--platform", "aistudio"]);
     assert_eq!(code, 1, "NCCL_IB_TC is an error:\n{out}");
-    assert!(out.contains("warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5_0,mlx5_1; the aistudio platform presets it"), "{out}");
+    assert!(out.contains("warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5_0,mlx5_1; rdmagen leaves NCCL_IB_HCA to the AIStudio platform, so wherever the platform does not set it the image's value stands\n"), "{out}");
     assert!(
         out.contains("warning[RDG043]"),
         "mlx5_0 in the HCA list:\n{out}"
     );
     assert!(
-        out.contains("warning[RDG080]: the image bakes in NCCL_DEBUG=INFO; it silently overrides"),
+        out.contains("warning[RDG080]: the image bakes in NCCL_DEBUG=INFO; env in the pod overrides it, but where the pod leaves NCCL_DEBUG unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands\n"),
         "{out}"
     );
     assert!(out.contains("error[RDG020]"), "{out}");
@@ -293,6 +293,13 @@ fn image_check_flags_baked_in_nccl_presets() {
     );
     let (code, out) = image_check(&golden, &[]);
     assert_eq!((code, out.as_str()), (0, ""));
+    // Pod env wins over image ENV; the explanation must not say the opposite.
+    let explain = text(&rdmagen(&["explain", "RDG080"]).stdout);
+    assert!(
+        explain.contains("Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset"),
+        "{explain}"
+    );
+    assert!(!explain.contains("overrides what"), "{explain}");
 }
 
 #[test]
