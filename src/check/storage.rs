@@ -92,11 +92,13 @@ pub fn claim(doc: &Value, locate: impl Fn(&str) -> Location) -> Option<Claim> {
     })
 }
 
-/// Why `claim` is meant for a static PV of this run, naming the PV, when it is.
-fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<String> {
+/// Why `claim` is meant for a static PV, and what to write, when it is.
+fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> {
+    const CLASSLESS: &str = "storageClassName: \"\"";
     if let Some(pv) = &claim.volume_name {
-        return Some(format!("names volumeName `{pv}`"));
+        return Some((format!("names volumeName `{pv}`"), CLASSLESS.to_owned()));
     }
+    let bind = |pv: &str| format!("{CLASSLESS} and volumeName: {pv}");
     let reserved = volumes.iter().find(|v| {
         v.claim_ref.as_ref().is_some_and(|(ns, name)| {
             *name == claim.name
@@ -107,7 +109,10 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<String> {
         })
     });
     if let Some(v) = reserved {
-        return Some(format!("is the claimRef of PersistentVolume `{}`", v.name));
+        return Some((
+            format!("is the claimRef of PersistentVolume `{}`", v.name),
+            bind(&v.name),
+        ));
     }
     // A free class-less PV written alongside, offering every access mode the claim
     // asks for: the pair is a static binding, as in seed 001.
@@ -122,9 +127,12 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<String> {
                     .all(|m| v.access_modes.contains(m))
         })
         .map(|v| {
-            format!(
-                "is written with the class-less PersistentVolume `{}`",
-                v.name
+            (
+                format!(
+                    "is written with the class-less PersistentVolume `{}`",
+                    v.name
+                ),
+                bind(&v.name),
             )
         })
 }
@@ -139,9 +147,9 @@ pub fn check(volumes: &[Volume], claims: &[Claim]) -> Vec<(Rule, String, Locatio
                 Class::Missing => "leaves out storageClassName",
                 Class::Null => "has `storageClassName:` with no value (null: the same as leaving it out)",
             };
-            let intent = static_intent(claim, volumes)?;
+            let (intent, fix) = static_intent(claim, volumes)?;
             let message = format!(
-                "PersistentVolumeClaim `{}` {intent} but {class}: on a cluster with a default StorageClass it gets that class and never binds the static PV; write storageClassName: \"\" and volumeName",
+                "PersistentVolumeClaim `{}` {intent} but {class}: on a cluster with a default StorageClass it gets that class and never binds the static PV; write {fix}",
                 claim.name
             );
             Some((Rule::StaticClaimClass, message, claim.at.clone()))

@@ -160,7 +160,7 @@ fn a_claim_and_the_pv_it_should_bind_may_be_in_different_files() {
         [(
             "RDG053".to_owned(),
             4,
-            "PersistentVolumeClaim `data` is the claimRef of PersistentVolume `data-pv` but leaves out storageClassName: on a cluster with a default StorageClass it gets that class and never binds the static PV; write storageClassName: \"\" and volumeName".to_owned()
+            "PersistentVolumeClaim `data` is the claimRef of PersistentVolume `data-pv` but leaves out storageClassName: on a cluster with a default StorageClass it gets that class and never binds the static PV; write storageClassName: \"\" and volumeName: data-pv".to_owned()
         )]
     );
 }
