@@ -1,11 +1,13 @@
 //! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
-//! Arena, CubeStudio, Helm) against every rule a manifest alone can show.
+//! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
+//! PersistentVolumes and claims that come with them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::check::manifest::{self, ManifestFacts};
 use crate::check::suggest::closest;
-use crate::check::{Findings, manifest};
+use crate::check::{Findings, storage};
 use crate::error::Error;
 use crate::source::Sources;
 use crate::spec::load::{display_name, yaml_files};
@@ -19,6 +21,11 @@ pub struct LintReport {
     pub sources: Sources,
     pub files: usize,
     pub jobs: usize,
+    /// PersistentVolume and PersistentVolumeClaim documents.
+    pub volumes_and_claims: usize,
+    /// Kept until every file is read: a claim may be bound by a PV in another file.
+    volumes: Vec<storage::Volume>,
+    claims: Vec<storage::Claim>,
     /// Documents that are not PyTorchJobs but look as if they were meant to be, each
     /// with what is wrong: they explain a run that linted nothing.
     pub near_misses: Vec<String>,
@@ -29,7 +36,7 @@ impl LintReport {
     /// that checked no PyTorchJob must not pass as clean (a `kind` typo, a Pool file,
     /// an empty folder). `paths` are what the user named.
     pub fn nothing_linted(&self, paths: &[PathBuf]) -> Option<String> {
-        if self.jobs > 0 || !self.findings.is_empty() {
+        if self.jobs > 0 || self.volumes_and_claims > 0 || !self.findings.is_empty() {
             return None;
         }
         let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -52,23 +59,35 @@ impl LintReport {
         }
         Some(message)
     }
+
+    /// The checks that need every file read: claims against the PVs of the whole run.
+    pub fn finish(&mut self) {
+        for (rule, message, at) in storage::check(&self.volumes, &self.claims) {
+            self.findings.at(rule, message, at);
+        }
+        self.volumes.clear();
+        self.claims.clear();
+    }
 }
 
-/// Lint every PyTorchJob document in `paths` (files, or directories walked for YAML).
-/// Other documents (Services, PVCs, ...) are skipped.
-pub fn lint(paths: &[PathBuf]) -> Result<LintReport, Error> {
+/// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
+/// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
+/// Other documents (Services, ConfigMaps, ...) are skipped.
+pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<LintReport, Error> {
     let mut report = LintReport::default();
     for path in yaml_files(paths)? {
         let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
         let name = display_name(&path);
-        lint_text(&mut report, name, text);
+        lint_text(&mut report, name, text, facts);
         report.files += 1;
     }
+    report.finish();
     report.findings.sort();
     Ok(report)
 }
 
-pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
+/// Lint one file's text into `report`; call [`LintReport::finish`] after the last.
+pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
     report.sources.add(name.clone(), text.clone());
     let docs = match parse_documents(&name, &text) {
@@ -80,6 +99,16 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
     };
     for doc in docs {
         let value = to_value(&doc.root);
+        if let Some(volume) = storage::volume(&value) {
+            report.volumes.push(volume);
+            report.volumes_and_claims += 1;
+            continue;
+        }
+        if let Some(claim) = storage::claim(&value, |p| doc.locate_pointer(p)) {
+            report.claims.push(claim);
+            report.volumes_and_claims += 1;
+            continue;
+        }
         if !manifest::is_pytorchjob(&value) {
             if let Some((pointer, why)) = near_miss(&value) {
                 let at = doc.locate_pointer(pointer);
@@ -88,7 +117,7 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String) {
             continue;
         }
         report.jobs += 1;
-        for problem in manifest::check(&value) {
+        for problem in manifest::check(&value, facts) {
             let at = doc.locate_pointer(&problem.pointer);
             report.findings.at(problem.rule, problem.message, at);
         }

@@ -3,8 +3,27 @@
 
 use serde_json::Value;
 
-use crate::check::Rule;
 use crate::check::nccl_vars::{self, EnvFacts};
+use crate::check::{Rule, job_name};
+use crate::platform::{Profile, profile};
+use crate::spec::pool::Platform;
+use crate::spec::target::OperatorGeneration;
+
+/// What is known about the cluster a manifest is for. Unknown fields silence the rules
+/// that depend on them: lint never guesses a platform or an operator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ManifestFacts {
+    /// The training-operator generation (`lint --operator`, or the pool's target).
+    pub operator: Option<OperatorGeneration>,
+    /// The platform (`lint --platform`, or the pool's).
+    pub platform: Option<Platform>,
+}
+
+impl ManifestFacts {
+    fn profile(&self) -> Option<&'static Profile> {
+        self.platform.map(profile)
+    }
+}
 
 /// A problem at a JSON Pointer into the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,8 +72,8 @@ impl Out {
     }
 }
 
-/// Every problem of one PyTorchJob document.
-pub fn check(doc: &Value) -> Vec<Problem> {
+/// Every problem of one PyTorchJob document, on the cluster `facts` describes.
+pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
     let mut out = Out(Vec::new());
     let spec = &doc["spec"];
     for field in RUN_POLICY_FIELDS {
@@ -66,7 +85,17 @@ pub fn check(doc: &Value) -> Vec<Problem> {
             );
         }
     }
-    let nproc = nproc_per_node(spec);
+    let mut nproc = nproc_per_node(spec);
+    if facts.operator == Some(OperatorGeneration::PodWorld) && spec.get("nprocPerNode").is_some() {
+        out.push(
+            Rule::OldOperatorNproc,
+            "spec.nprocPerNode is not in the CRD of a training-operator before 1.7: it is pruned, no PET_* variables are set, and WORLD_SIZE counts pods",
+            "/spec/nprocPerNode",
+        );
+        // The operator never sees it: WORLD_SIZE is the pod count, as the command
+        // checks below must assume.
+        nproc = None;
+    }
     let elastic = &spec["elasticPolicy"];
     if elastic["standalone"] == true {
         out.push(
@@ -96,6 +125,22 @@ pub fn check(doc: &Value) -> Vec<Problem> {
             "pytorchReplicaSpecs has neither Master nor Worker",
             "/spec/pytorchReplicaSpecs",
         );
+    }
+    if let Some(name) = doc["metadata"]["name"].as_str() {
+        // The operator defaults a missing replicas to 1 (pytorch_defaults.go).
+        let counts: Vec<(&str, u32)> = replicas
+            .iter()
+            .map(|(role, r)| {
+                let n = r.get("replicas").map_or(Some(1), Value::as_u64);
+                (
+                    role.as_str(),
+                    n.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+                )
+            })
+            .collect();
+        if let Some(message) = job_name::problem(name, &counts) {
+            out.push(Rule::InvalidJobName, message, "/metadata/name");
+        }
     }
     for (role, replica) in replicas {
         let base = format!("/spec/pytorchReplicaSpecs/{role}");
@@ -135,6 +180,7 @@ pub fn check(doc: &Value) -> Vec<Problem> {
             &replica["template"]["spec"],
             &format!("{base}/template/spec"),
             nproc,
+            facts,
         );
     }
     out.0
@@ -148,7 +194,7 @@ fn nproc_per_node(spec: &Value) -> Option<i64> {
     }
 }
 
-fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
+fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &ManifestFacts) {
     if pod["hostNetwork"] == true && pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
         out.push(
             Rule::HostNetworkDns,
@@ -181,7 +227,9 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
         }
         let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
         let caps = capabilities(c);
-        let ipc_lock = caps.contains(&"IPC_LOCK") || c["securityContext"]["privileged"] == true;
+        let privileged = c["securityContext"]["privileged"] == true;
+        let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
+        let host_rdma = privileged && host_rdma_devices(pod, c);
         if let Some((name, section)) = rdma {
             if !ipc_lock {
                 out.push(
@@ -190,7 +238,7 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
                     format!("{at}/resources/{section}/{}", escape(name)),
                 );
             }
-        } else if caps.contains(&"IPC_LOCK") {
+        } else if caps.contains(&"IPC_LOCK") && !host_rdma {
             out.push(
                 Rule::IpcLockWithoutRdma,
                 "IPC_LOCK is added but no RDMA resource is requested",
@@ -205,8 +253,9 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
         if gpus > 1 && !has_memory_shm(pod, c) {
             out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.clone());
         }
-        let facts = EnvFacts {
-            rdma_on: rdma.is_some(),
+        let env_facts = EnvFacts {
+            rdma_on: rdma.is_some() || host_rdma,
+            profile: facts.profile(),
             ..EnvFacts::default()
         };
         for (j, var) in c["env"]
@@ -219,17 +268,17 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>) {
             let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
                 continue;
             };
-            for (rule, message) in nccl_vars::check(name, value, &facts) {
+            for (rule, message) in nccl_vars::check(name, value, &env_facts) {
                 out.push(rule, message, format!("{at}/env/{j}"));
             }
         }
         if c["name"] == "pytorch" {
-            command(out, c, &at, nproc);
+            command(out, c, &at, nproc, facts);
         }
     }
 }
 
-fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>) {
+fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &ManifestFacts) {
     let words: Vec<&str> = ["command", "args"]
         .iter()
         .flat_map(|k| c[k].as_array().map(Vec::as_slice).unwrap_or_default())
@@ -241,12 +290,22 @@ fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>) {
     let line = words.join(" ");
     let first = words[0].rsplit('/').next().unwrap_or_default();
     if matches!(first, "sh" | "bash" | "dash" | "zsh") && words.contains(&"-c") {
-        out.push(Rule::ShellWrapper, "the launcher runs through `sh -c`; on CCE it may not inherit the NCCL variables injected into PID 1", format!("{at}/command"));
+        let message = match facts.profile().filter(|p| p.injects_into_pid1) {
+            Some(p) => format!(
+                "processes started through `sh -c` may not inherit the NCCL variables {} injects into PID 1",
+                p.title
+            ),
+            None => "processes started through `sh -c` may not inherit variables a platform injects into PID 1".to_owned(),
+        };
+        out.push(Rule::ShellWrapper, message, format!("{at}/command"));
     }
-    if line.contains("torch.distributed.launch") {
-        out.push(Rule::LegacyLauncher, "torch.distributed.launch is deprecated; torchrun reads the operator's PET_* variables with no flags", format!("{at}/command"));
-    }
+    // Without an (effective) nprocPerNode, torch.distributed.launch fed from
+    // $(WORLD_SIZE) and $(RANK) is the correct form on both operator generations
+    // (real-clusters.md §1); it only merits a note when PET_* would do the job.
     let Some(n) = nproc else { return };
+    if line.contains("torch.distributed.launch") {
+        out.push(Rule::LegacyLauncher, "torch.distributed.launch is deprecated; with spec.nprocPerNode set, torchrun reads the operator's PET_* variables with no flags", format!("{at}/command"));
+    }
     if nnodes_from_world_size(&line) {
         out.push(
             Rule::WorldSizeNnodes,
@@ -303,6 +362,31 @@ fn quantity(v: &Value) -> Option<i64> {
     }
 }
 
+/// Whether the container mounts the node's /dev/infiniband (a hostPath volume): with
+/// hostNetwork and privileged that hands it every RDMA device without a device plugin.
+fn host_rdma_devices(pod: &Value, c: &Value) -> bool {
+    if pod["hostNetwork"] != true {
+        return false;
+    }
+    let volumes = pod["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    c["volumeMounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .any(|m| {
+            volumes.iter().any(|v| {
+                v["name"] == m["name"]
+                    && v["hostPath"]["path"]
+                        .as_str()
+                        .is_some_and(|p| p.trim_end_matches('/') == "/dev/infiniband")
+            })
+        })
+}
+
 fn has_memory_shm(pod: &Value, c: &Value) -> bool {
     let mounts = c["volumeMounts"]
         .as_array()
@@ -341,6 +425,72 @@ mod tests {
         assert!(nnodes_from_world_size("--nnodes $(WORLD_SIZE)"));
         assert!(!nnodes_from_world_size("--nnodes $PET_NNODES"));
         assert!(!nnodes_from_world_size("--nnodes 2"));
+    }
+
+    /// A one-pod job whose Master is `pod` (a pod spec) with `spec` extras.
+    fn job(spec: Value, pod: Value) -> Value {
+        let mut doc = serde_json::json!({
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "j"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": pod}}}},
+        });
+        for (k, v) in spec.as_object().unwrap() {
+            doc["spec"][k] = v.clone();
+        }
+        doc
+    }
+
+    fn rules(doc: &Value, facts: &ManifestFacts) -> Vec<Rule> {
+        check(doc, facts).into_iter().map(|p| p.rule).collect()
+    }
+
+    #[test]
+    fn host_network_rdma_counts_as_rdma_for_the_environment() {
+        let pod = serde_json::json!({
+            "hostNetwork": true,
+            "dnsPolicy": "ClusterFirstWithHostNet",
+            "containers": [{
+                "name": "pytorch", "image": "i",
+                "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+                "securityContext": {"privileged": true, "capabilities": {"add": ["IPC_LOCK"]}},
+                "volumeMounts": [{"name": "ib", "mountPath": "/dev/infiniband"}],
+            }],
+            "volumes": [{"name": "ib", "hostPath": {"path": "/dev/infiniband"}}],
+        });
+        let doc = job(serde_json::json!({}), pod.clone());
+        assert_eq!(
+            rules(&doc, &ManifestFacts::default()),
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        // Without the host's devices it is a TCP pod that adds IPC_LOCK for nothing.
+        let mut tcp = pod;
+        tcp["volumes"][0]["hostPath"]["path"] = "/data".into();
+        assert_eq!(
+            rules(&job(serde_json::json!({}), tcp), &ManifestFacts::default()),
+            [Rule::IpcLockWithoutRdma]
+        );
+    }
+
+    #[test]
+    fn legacy_launcher_notes_follow_the_effective_nproc_per_node() {
+        let pod = serde_json::json!({"containers": [{
+            "name": "pytorch", "image": "i",
+            "command": ["python", "-m", "torch.distributed.launch", "--nnodes", "$(WORLD_SIZE)", "t.py"],
+        }]});
+        let unset = job(serde_json::json!({}), pod.clone());
+        assert!(rules(&unset, &ManifestFacts::default()).is_empty());
+        let set = job(serde_json::json!({"nprocPerNode": "8"}), pod);
+        assert_eq!(
+            rules(&set, &ManifestFacts::default()),
+            [Rule::LegacyLauncher, Rule::WorldSizeNnodes]
+        );
+        // Before 1.7 the field is pruned: only that is wrong, WORLD_SIZE counts pods.
+        let old = ManifestFacts {
+            operator: Some(OperatorGeneration::PodWorld),
+            platform: None,
+        };
+        assert_eq!(rules(&set, &old), [Rule::OldOperatorNproc]);
     }
 
     #[test]

@@ -3,11 +3,13 @@
 
 pub mod escape;
 pub mod finding;
+pub mod job_name;
 pub mod lint;
 pub mod manifest;
 pub mod nccl_vars;
 pub mod report;
 pub mod rule;
+pub mod storage;
 pub mod suggest;
 pub mod verify;
 

@@ -312,10 +312,10 @@ catalogue! {
         "pytorchReplicaSpecs is required; without it there is nothing to run.";
     ImageNcclEnv "RDG080" Warning false,
         "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
-        "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. A baked-in NCCL_* overrides what the platform presets and what rdmagen writes for the pool; set NCCL variables per job instead.";
+        "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset: one the platform presets, NCCL_IB_GID_INDEX under `gidIndex: auto` (NCCL's dynamic selection), NCCL_IB_DISABLE when RDMA is on (NCCL's default 0), NCCL_IB_HCA when the pool lists no data NICs. There the image's value stands, and NCCL_IB_DISABLE=1 or a stale GID index in an image silently changes every job. Set NCCL variables per job or per pool, not in the image.";
     ImageMissingPackages "RDG081" Warning false,
-        "the Dockerfile installs none of some RDMA user-space packages", SEED_AISTUDIO,
-        "A custom image used with RDMA must contain infiniband-diags, perftest, ibverbs-providers, libibumad3, libibverbs1, libnl-3-200, libnl-route-3-200 and librdmacm1 (rdma-core names on dnf). Without them NCCL finds no verbs device and falls back to sockets. `rdmagen dockerfile` writes the install step.";
+        "the Dockerfile installs none of some RDMA user-space packages NCCL needs", "rdma-core packaging (libibverbs and its providers); seed 000",
+        "NCCL loads libibverbs and the device's provider (libmlx5, in ibverbs-providers on apt) at run time; without them it finds no verbs device and falls back to sockets. image-check looks for rdmagen's runtime set: ibverbs-providers, libibverbs1, librdmacm1, libibumad3, libnl-3-200 and libnl-route-3-200 (rdma-core, libibverbs, librdmacm, libibumad and libnl3 on dnf). AIStudio's custom-image list (seed 000) adds infiniband-diags and perftest for checking the fabric by hand: `rdmagen dockerfile --set seed` installs all eight, and `image-check --dpkg` checks a capture against them. `rdmagen dockerfile` writes the install step.";
     DpkgNotInstalled "RDG082" Error false,
         "a captured dpkg -l shows an RDMA package not installed", SEED_AISTUDIO,
         "AIStudio's check is `dpkg -l infiniband-diags perftest ibverbs-providers libibumad3 libibverbs1 libnl-3-200 libnl-route-3-200 librdmacm1`; every one must show `ii`.";

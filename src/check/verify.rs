@@ -5,7 +5,8 @@
 
 use serde_json::Value;
 
-use crate::check::{Rule, Severity, manifest};
+use crate::check::manifest::{self, ManifestFacts};
+use crate::check::{Rule, Severity};
 use crate::plan::Plan;
 
 /// The schema of rendered PyTorchJobs (`rdmagen schema pytorchjob`).
@@ -59,8 +60,13 @@ impl Verifier {
                 )
             })
             .collect();
+        // Rendered output is judged on the cluster its plan targets.
+        let facts = ManifestFacts {
+            operator: plan.target.generation(),
+            platform: Some(plan.target.platform),
+        };
         problems.extend(
-            manifest::check(doc)
+            manifest::check(doc, &facts)
                 .into_iter()
                 .filter(|p| p.rule.info().severity == Severity::Error)
                 .map(|p| {

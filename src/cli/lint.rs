@@ -7,24 +7,60 @@ use clap::Args;
 use super::Streams;
 use super::output::OutputArgs;
 use crate::check::lint;
+use crate::check::manifest::ManifestFacts;
 use crate::error::Error;
+use crate::platform::profile;
+use crate::spec::pool::Platform;
+use crate::spec::target::{OperatorGeneration, Version};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// PyTorchJob manifests: files, or directories walked for *.yaml and *.yml.
+    /// PyTorchJob manifests (and their PersistentVolumes and claims): files, or
+    /// directories walked for *.yaml and *.yml.
     #[arg(required = true, value_name = "MANIFEST")]
     pub manifests: Vec<PathBuf>,
+    /// The training-operator version the manifests are for, e.g. 1.6 or 1.9; below 1.7
+    /// `spec.nprocPerNode` is an error. Default: the platform's, else unknown.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub operator: Option<Version>,
+    /// The platform the manifests run on; rules about one platform's conventions apply
+    /// only there. Default: unknown.
+    #[arg(long, value_enum)]
+    pub platform: Option<Platform>,
     #[command(flatten)]
     pub report: OutputArgs,
 }
 
+fn parse_version(text: &str) -> Result<Version, String> {
+    Version::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a version: expected MAJOR.MINOR, e.g. 1.9"))
+}
+
+impl LintArgs {
+    /// The cluster the flags describe; the platform's operator when none is named.
+    fn facts(&self) -> ManifestFacts {
+        let operator = self.operator.or_else(|| {
+            self.platform
+                .and_then(|p| profile(p).operator.map(|(v, _)| v))
+        });
+        ManifestFacts {
+            operator: operator.map(OperatorGeneration::of),
+            platform: self.platform,
+        }
+    }
+}
+
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let report = lint::lint(&args.manifests)?;
+    let report = lint::lint(&args.manifests, &args.facts())?;
     if let Some(why) = report.nothing_linted(&args.manifests) {
         return Err(Error::Usage(why));
     }
+    let storage = match report.volumes_and_claims {
+        0 => String::new(),
+        n => format!(" and {n} PersistentVolume(Claim)(s)"),
+    };
     let what = format!(
-        "{} PyTorchJob(s) in {} file(s) linted",
+        "{} PyTorchJob(s){storage} in {} file(s) linted",
         report.jobs, report.files
     );
     super::report_findings(io, &report.findings, &report.sources, &args.report, &what)

@@ -1,7 +1,7 @@
 //! `image-check`: what an existing Dockerfile (and a captured `dpkg -l`) says about an
-//! image's fitness for RDMA training. Seed 000: custom images need the RDMA packages,
-//! and images migrated from other platforms may carry preset variables that break
-//! training.
+//! image's fitness for RDMA training. An image needs the verbs user space NCCL loads
+//! (rdmagen's `runtime` set); seed 000 warns that images migrated from other platforms
+//! may carry preset variables that break training.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -52,7 +52,11 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
         }
     }
     let family = family.unwrap_or(Family::Apt);
-    let missing: Vec<&str> = packages(family, PackageSet::Seed)
+    // Judged against what NCCL needs at run time (verbs, the device providers and their
+    // libraries), not seed 000's list of eight: that list adds infiniband-diags and
+    // perftest, tools for checking the fabric by hand, without which training runs
+    // just as well. Every set `rdmagen dockerfile` writes contains the runtime set.
+    let missing: Vec<&str> = packages(family, PackageSet::Runtime)
         .iter()
         .copied()
         .filter(|p| !installed.iter().any(|w| is_package(w, p, family)))
@@ -61,7 +65,7 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
         findings.at(
             Rule::ImageMissingPackages,
             format!(
-                "no install line in this Dockerfile installs {} ({} names); unless the base image has them, RDMA will not work (seed 000)",
+                "no install line in this Dockerfile installs {} ({} names), which NCCL needs to use RDMA; unless the base image has them, NCCL finds no verbs device and falls back to sockets",
                 missing.join(", "),
                 family.name()
             ),
@@ -80,17 +84,22 @@ fn env_finding(
     let preset = [Fabric::Roce, Fabric::Ib]
         .iter()
         .any(|f| profile.presets(*f, true, var));
+    // A pod's env overrides the image's ENV, so what rdmagen writes always wins. The
+    // image's value stands where the pod leaves the variable unset, and rdmagen does
+    // that on purpose: for platform presets, gidIndex: auto, NCCL's own defaults.
     let why = if preset {
         format!(
-            "the {} platform presets it, and a baked-in value fights the platform's",
-            profile.name
+            "rdmagen leaves {var} to the {} platform, so wherever the platform does not set it the image's value stands",
+            profile.title
         )
     } else {
-        "it silently overrides what rdmagen writes for the pool".to_owned()
+        format!(
+            "env in the pod overrides it, but where the pod leaves {var} unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands"
+        )
     };
     findings.at(
         Rule::ImageNcclEnv,
-        format!("the image bakes in {var}={value}; {why} (seed 000: migrated images may carry presets that break training)"),
+        format!("the image bakes in {var}={value}; {why}"),
         at.clone(),
     );
     let facts = EnvFacts {

@@ -273,13 +273,13 @@ fn image_check_flags_baked_in_nccl_presets() {
     );
     let (code, out) = image_check(&with_env, &["--platform", "aistudio"]);
     assert_eq!(code, 1, "NCCL_IB_TC is an error:\n{out}");
-    assert!(out.contains("warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5_0,mlx5_1; the aistudio platform presets it"), "{out}");
+    assert!(out.contains("warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5_0,mlx5_1; rdmagen leaves NCCL_IB_HCA to the AIStudio platform, so wherever the platform does not set it the image's value stands\n"), "{out}");
     assert!(
         out.contains("warning[RDG043]"),
         "mlx5_0 in the HCA list:\n{out}"
     );
     assert!(
-        out.contains("warning[RDG080]: the image bakes in NCCL_DEBUG=INFO; it silently overrides"),
+        out.contains("warning[RDG080]: the image bakes in NCCL_DEBUG=INFO; env in the pod overrides it, but where the pod leaves NCCL_DEBUG unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands\n"),
         "{out}"
     );
     assert!(out.contains("error[RDG020]"), "{out}");
@@ -293,6 +293,13 @@ fn image_check_flags_baked_in_nccl_presets() {
     );
     let (code, out) = image_check(&golden, &[]);
     assert_eq!((code, out.as_str()), (0, ""));
+    // Pod env wins over image ENV; the explanation must not say the opposite.
+    let explain = text(&rdmagen(&["explain", "RDG080"]).stdout);
+    assert!(
+        explain.contains("Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset"),
+        "{explain}"
+    );
+    assert!(!explain.contains("overrides what"), "{explain}");
 }
 
 #[test]
@@ -303,7 +310,7 @@ fn image_check_flags_missing_packages() {
     );
     assert_eq!(code, 0, "a warning:\n{out}");
     assert!(
-        out.contains("warning[RDG081]: no install line in this Dockerfile installs infiniband-diags, perftest, ibverbs-providers, libibumad3, libnl-3-200, libnl-route-3-200 (apt names)"),
+        out.contains("warning[RDG081]: no install line in this Dockerfile installs ibverbs-providers, libibumad3, libnl-3-200, libnl-route-3-200 (apt names), which NCCL needs to use RDMA; unless the base image has them, NCCL finds no verbs device and falls back to sockets\n"),
         "{out}"
     );
     let (_, out) = image_check(
@@ -311,9 +318,31 @@ fn image_check_flags_missing_packages() {
         &[],
     );
     assert!(
-        out.contains("infiniband-diags, perftest, libibumad, libnl3, librdmacm (dnf names)"),
+        out.contains("installs librdmacm, libibumad, libnl3 (dnf names)"),
         "{out}"
     );
+}
+
+/// rdmagen must pass its own check: every package set, in both families, as a snippet
+/// and as a whole Dockerfile, gets no finding even with --deny-warnings.
+#[test]
+fn every_package_set_rdmagen_writes_passes_its_own_image_check() {
+    for (family, base) in [("apt", "debian:bookworm-slim"), ("dnf", "rockylinux:9.3")] {
+        for set in ["seed", "runtime", "diagnostics"] {
+            let snippet = rdmagen(&["dockerfile", "--family", family, "--set", set]);
+            let full = rdmagen(&["dockerfile", "--base", base, "--full", "--set", set]);
+            for (form, out) in [("snippet", snippet), ("full", full)] {
+                assert_eq!(out.status.code(), Some(0), "{family} {set} {form}");
+                let dockerfile = text(&out.stdout);
+                let (code, found) = image_check(&dockerfile, &["--deny-warnings"]);
+                assert_eq!(
+                    (code, found.as_str()),
+                    (0, ""),
+                    "{family} {set} {form}:\n{dockerfile}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

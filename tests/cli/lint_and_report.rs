@@ -21,7 +21,7 @@ fn golden_manifests_lint_without_errors_or_warnings() {
 #[test]
 fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let out = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1));
     let found: Vec<(String, u64)> = json(&out)["findings"]
         .as_array()
         .unwrap()
@@ -33,13 +33,14 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
             )
         })
         .collect();
+    // torch.distributed.launch from $WORLD_SIZE with nprocPerNode unset is the right
+    // legacy form on both operator generations: no RDG031.
     let expected = [
-        ("RDG031", 21), // torch.distributed.launch is deprecated (Master)
-        ("RDG035", 21), // sh -c may lose variables CCE injects into PID 1
+        ("RDG035", 21), // sh -c may lose variables a platform injects into PID 1
         ("RDG047", 28), // NCCL_IB_DISABLE is a debugging variable
-        ("RDG031", 62), // the same three on the Worker
-        ("RDG035", 62),
+        ("RDG035", 62), // the same two on the Worker
         ("RDG047", 69),
+        ("RDG053", 121), // the PVC's `storageClassName:` is null: never binds the PV
     ];
     let expected: Vec<(String, u64)> = expected
         .iter()
@@ -49,7 +50,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let human = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
     assert!(
         text(&human.stderr)
-            .contains("1 PyTorchJob(s) in 1 file(s) linted: 0 errors, 0 warnings, 6 infos")
+            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 0 warnings, 4 infos")
     );
 }
 
@@ -94,10 +95,10 @@ fn github_format_writes_workflow_annotations() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.lines().any(|l| l
-            .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG031 ")),
+            .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG035 ")),
         "{stdout}"
     );
-    assert_eq!(stdout.lines().count(), 6);
+    assert_eq!(stdout.lines().count(), 5);
 }
 
 #[test]
@@ -105,7 +106,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     let plain = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
     assert!(!plain.stdout.contains(&0x1b), "piped output must be plain");
     let always = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--color", "always"]);
-    assert!(text(&always.stdout).contains("\x1b[1;36minfo[RDG031]\x1b[0m"));
+    assert!(text(&always.stdout).contains("\x1b[1;36minfo[RDG035]\x1b[0m"));
     let never = rdmagen(&["lint", "tests/lint/seed-swin.yaml", "--color", "never"]);
     assert!(!never.stdout.contains(&0x1b));
 }

@@ -8,6 +8,7 @@ mod golden;
 mod golden_review;
 mod hostile_text;
 mod lint_and_report;
+mod lint_targets;
 mod output_safety;
 mod real_clusters;
 mod render_options;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use rdmagen::check::Findings;
 use rdmagen::check::lint::{LintReport, lint_text};
+use rdmagen::check::manifest::ManifestFacts;
 use rdmagen::pipeline::{self, Request};
 use rdmagen::spec::{fast_yaml, load, tree, tree_value};
 
@@ -74,7 +75,8 @@ proptest! {
     fn lint_findings_point_inside_the_file(text in input(&YAML)) {
         let checked = guard::run("lint_text", move || {
             let mut report = LintReport::default();
-            lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone());
+            lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone(), &ManifestFacts::default());
+            report.finish();
             let layout = Layout::new("fuzz.yaml", &text, Lines::Yaml);
             let lines = text.lines().count();
             let located = layout.all_inside(&report.findings).and_then(|()| {

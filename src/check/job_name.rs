@@ -1,0 +1,73 @@
+//! Whether a PyTorchJob name fits every object the operator names after it. The
+//! webhook wants a DNS-1035 label (pytorchjob_webhook.go:80), and the operator names
+//! one Service per pod `<job>-<replica type, lowercased>-<index>`
+//! (pkg/controller.v1/common/service.go:243, util.go:50-52); a Service name is a
+//! DNS-1035 label of at most 63 characters. A name the webhook accepts can still fail
+//! Service creation. `render` (from a plan) and `lint` (from a manifest) both ask here.
+
+/// The longest a DNS-1035 label may be.
+const DNS_LABEL_MAX: usize = 63;
+
+/// The longest Service name the operator makes for a job named `name` with
+/// `replicas` (replica type, pod count): the type lowercased, the highest index.
+fn longest_service(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
+    replicas
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(role, count)| format!("{name}-{}-{}", role.to_ascii_lowercase(), count - 1))
+        .max_by_key(String::len)
+}
+
+/// What is wrong with `name` for a job with `replicas`, or None when it fits.
+pub fn problem(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
+    let dns_1035 = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !dns_1035 {
+        return Some(format!(
+            "`{name}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)"
+        ));
+    }
+    let service = longest_service(name, replicas)?;
+    (service.len() > DNS_LABEL_MAX).then(|| {
+        format!(
+            "`{name}` is {} characters; the operator names a Service `{service}` ({} characters), which must fit in {DNS_LABEL_MAX}, so the name can be at most {}",
+            name.len(),
+            service.len(),
+            DNS_LABEL_MAX - (service.len() - name.len()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_highest_service_index_decides() {
+        // 10 Workers are indexed 0..9: 54 + "-worker-9" = 63 fits; an 11th Worker
+        // makes `-worker-10`, 64.
+        let name = "a".repeat(54);
+        assert_eq!(problem(&name, &[("Master", 1), ("Worker", 10)]), None);
+        let long = problem(&name, &[("Master", 1), ("Worker", 11)]).unwrap();
+        assert_eq!(
+            long,
+            format!(
+                "`{name}` is 54 characters; the operator names a Service `{name}-worker-10` (64 characters), which must fit in 63, so the name can be at most 53"
+            )
+        );
+        // A lone Master: `-master-0` is the longest suffix.
+        assert_eq!(problem(&"a".repeat(54), &[("Master", 1)]), None);
+        assert!(problem(&"a".repeat(55), &[("Master", 1)]).is_some());
+    }
+
+    #[test]
+    fn dns_1035() {
+        for bad in ["Job", "1job", "job-", "job_x", ""] {
+            assert!(problem(bad, &[("Master", 1)]).is_some(), "{bad}");
+        }
+        assert_eq!(problem("job-1", &[("Master", 1), ("Worker", 3)]), None);
+    }
+}
