@@ -49,12 +49,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Longest job name for which `<name>-worker-<n>` still fits a 63-character DNS label.
-fn max_name_len(nodes: u32) -> usize {
-    let suffix = "-worker-".len() + nodes.saturating_sub(1).max(1).to_string().len();
-    63 - suffix
-}
-
 /// Decide everything about one job on its pool. Findings go to `findings`; the plan is
 /// returned even when some are errors, so that one run reports every problem.
 pub fn resolve(
@@ -132,29 +126,14 @@ pub fn resolve(
     }
 }
 
+/// The webhook's and the Services' naming rules, shared with `lint` (check::job_name).
 fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
-    let path = [Seg::Key("metadata"), Seg::Key("name")];
-    let dns_1035 = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && !name.ends_with('-')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !dns_1035 {
+    let replicas = [("Master", 1), ("Worker", nodes.saturating_sub(1))];
+    if let Some(problem) = crate::check::job_name::problem(name, &replicas) {
         ctx.report(
             Rule::InvalidJobName,
-            format!("`{name}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)"),
-            &path,
-        );
-    } else if name.len() > max_name_len(nodes) {
-        ctx.report(
-            Rule::InvalidJobName,
-            format!(
-                "`{name}` is {} characters; with {nodes} node(s) it can be at most {} so that `{name}-worker-{}` fits in 63",
-                name.len(),
-                max_name_len(nodes),
-                nodes.saturating_sub(1).max(1)
-            ),
-            &path,
+            problem,
+            &[Seg::Key("metadata"), Seg::Key("name")],
         );
     }
 }
@@ -389,17 +368,5 @@ fn check_gid(pool: &Loaded<PoolDocument>, profile: &Profile, findings: &mut Find
             ),
             pool.doc.locate(&network),
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::max_name_len;
-
-    #[test]
-    fn name_budget_leaves_room_for_worker_suffix() {
-        assert_eq!(max_name_len(2), 63 - "-worker-1".len());
-        assert_eq!(max_name_len(1), 63 - "-worker-1".len());
-        assert_eq!(max_name_len(11), 63 - "-worker-10".len());
     }
 }

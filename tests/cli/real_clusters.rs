@@ -75,7 +75,7 @@ const ROCE_8: &str = "  gpu: {perNode: 8}
 
 const WHOLE_NODES: &str = "  nodes: 2\n  gpusPerNode: 8\n  script: train.py\n";
 
-/// 1. CubeStudio installs an operator before 1.7: no nprocPerNode (pruned there), and
+/// Item 1: CubeStudio installs an operator before 1.7: no nprocPerNode (pruned there), and
 /// the launcher's flags come from the variables that operator does set.
 #[test]
 fn cubestudio_targets_its_pre_1_7_operator() {
@@ -126,7 +126,7 @@ fn operator_versions_are_read_as_text() {
     assert!(stderr.contains("invalid version `v1-8a066f9`"), "{stderr}");
 }
 
-/// 2. Without gang scheduling, Volcano reads the queue only from the pod annotation.
+/// Item 2: Without gang scheduling, Volcano reads the queue only from the pod annotation.
 #[test]
 fn the_queue_is_also_a_pod_annotation() {
     let pool = format!(
@@ -151,7 +151,7 @@ fn the_queue_is_also_a_pod_annotation() {
     assert!(stderr.contains("warning[RDG054]"), "{stderr}");
 }
 
-/// 3. The Python SDK cannot read a PyTorchJob without spec.runPolicy.
+/// Item 3: The Python SDK cannot read a PyTorchJob without spec.runPolicy.
 #[test]
 fn every_golden_manifest_has_a_run_policy() {
     let mut seen = 0;
@@ -170,7 +170,7 @@ fn every_golden_manifest_has_a_run_policy() {
     );
 }
 
-/// 4. NCCL matches NCCL_IB_HCA names as prefixes; rdmagen always writes `=`.
+/// Item 4: NCCL matches NCCL_IB_HCA names as prefixes; rdmagen always writes `=`.
 #[test]
 fn nccl_ib_hca_is_always_exact() {
     let mut seen = 0;
@@ -191,7 +191,7 @@ fn nccl_ib_hca_is_always_exact() {
     assert!(seen > 0);
 }
 
-/// 5. GID: a RoCE pool without a GID decision warns; `auto` on an unknown NCCL warns;
+/// Item 5: GID: a RoCE pool without a GID decision warns; `auto` on an unknown NCCL warns;
 /// `auto` on NCCL < 2.21 is an error (tests/bad/gid-auto-old-nccl.yaml).
 #[test]
 fn gid_decisions_follow_the_nccl_version() {
@@ -217,7 +217,7 @@ fn gid_decisions_follow_the_nccl_version() {
     assert_eq!(code, Some(0), "{stderr}");
 }
 
-/// 6. `auto` on a self-built cluster turns RDMA on for any multi-node job; only
+/// Item 6: `auto` on a self-built cluster turns RDMA on for any multi-node job; only
 /// AIStudio's page turns it off below a whole node.
 #[test]
 fn auto_rdma_follows_the_platform() {
@@ -238,7 +238,7 @@ fn auto_rdma_follows_the_platform() {
     assert_eq!(env(pod, "NCCL_IB_DISABLE").as_deref(), Some("1"));
 }
 
-/// 6. A traffic class is the pool's on self-built RoCE, and an error only where the
+/// Item 6: A traffic class is the pool's on self-built RoCE, and an error only where the
 /// platform owns QoS; messages name a platform only on its own pools.
 #[test]
 fn traffic_class_is_a_pool_field_off_aistudio() {
@@ -276,7 +276,7 @@ fn traffic_class_is_a_pool_field_off_aistudio() {
     );
 }
 
-/// 7. Seed fidelity: CubeStudio's counts and default resource, RDMA off on one node,
+/// Item 7: Seed fidelity: CubeStudio's counts and default resource, RDMA off on one node,
 /// AIStudio's NCCL_SOCKET_IFNAME=eth0.
 #[test]
 fn the_seeds_read_right() {
