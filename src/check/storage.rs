@@ -16,8 +16,8 @@ pub struct Volume {
     name: String,
     /// `spec.claimRef`: (namespace, name) of the one claim it is reserved for.
     claim_ref: Option<(Option<String>, String)>,
-    /// No class: `storageClassName` missing, null or "".
-    classless: bool,
+    /// `storageClassName`; None when missing, null or "" (a class-less PV).
+    class: Option<String>,
     access_modes: Vec<String>,
 }
 
@@ -36,7 +36,8 @@ pub struct Claim {
 enum Class {
     Missing,
     Null,
-    Named,
+    /// A class; "" is the explicit "no class" a static PV needs.
+    Named(String),
 }
 
 fn is_core_v1(doc: &Value, kind: &str) -> bool {
@@ -65,7 +66,7 @@ pub fn volume(doc: &Value) -> Option<Volume> {
     Some(Volume {
         name: text(&doc["metadata"]["name"]).unwrap_or_default(),
         claim_ref,
-        classless: spec["storageClassName"].as_str().is_none_or(str::is_empty),
+        class: text(&spec["storageClassName"]),
         access_modes: access_modes(spec),
     })
 }
@@ -79,7 +80,7 @@ pub fn claim(doc: &Value, locate: impl Fn(&str) -> Location) -> Option<Claim> {
     let class = match spec.get("storageClassName") {
         None => Class::Missing,
         Some(Value::Null) => Class::Null,
-        Some(_) => Class::Named,
+        Some(v) => Class::Named(v.as_str().unwrap_or_default().to_owned()),
     };
     Some(Claim {
         name: text(&doc["metadata"]["name"]).unwrap_or_default(),
@@ -92,13 +93,21 @@ pub fn claim(doc: &Value, locate: impl Fn(&str) -> Location) -> Option<Claim> {
     })
 }
 
+/// What a claim must write to bind `pv`: its class, or "" for a class-less one.
+fn class_of(pv: Option<&Volume>) -> String {
+    match pv.and_then(|v| v.class.as_deref()) {
+        Some(class) => format!("storageClassName: {class} (the PV's class)"),
+        None => "storageClassName: \"\"".to_owned(),
+    }
+}
+
 /// Why `claim` is meant for a static PV, and what to write, when it is.
 fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> {
-    const CLASSLESS: &str = "storageClassName: \"\"";
     if let Some(pv) = &claim.volume_name {
-        return Some((format!("names volumeName `{pv}`"), CLASSLESS.to_owned()));
+        let named = volumes.iter().find(|v| v.name == *pv);
+        return Some((format!("names volumeName `{pv}`"), class_of(named)));
     }
-    let bind = |pv: &str| format!("{CLASSLESS} and volumeName: {pv}");
+    let bind = |v: &Volume| format!("{} and volumeName: {}", class_of(Some(v)), v.name);
     let reserved = volumes.iter().find(|v| {
         v.claim_ref.as_ref().is_some_and(|(ns, name)| {
             *name == claim.name
@@ -111,7 +120,7 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> 
     if let Some(v) = reserved {
         return Some((
             format!("is the claimRef of PersistentVolume `{}`", v.name),
-            bind(&v.name),
+            bind(v),
         ));
     }
     // A free class-less PV written alongside, offering every access mode the claim
@@ -119,7 +128,7 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> 
     volumes
         .iter()
         .find(|v| {
-            v.classless
+            v.class.is_none()
                 && v.claim_ref.is_none()
                 && claim
                     .access_modes
@@ -132,9 +141,27 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> 
                     "is written with the class-less PersistentVolume `{}`",
                     v.name
                 ),
-                bind(&v.name),
+                bind(v),
             )
         })
+}
+
+/// A claim that names its PV (volumeName) with a class the PV does not have: it stays
+/// Pending.
+fn mismatch(claim: &Claim, class: &str, volumes: &[Volume]) -> Option<(Rule, String, Location)> {
+    let pv = volumes
+        .iter()
+        .find(|v| Some(&v.name) == claim.volume_name.as_ref())?;
+    let theirs = pv.class.as_deref().unwrap_or("");
+    (theirs != class).then(|| {
+        let message = format!(
+            "PersistentVolumeClaim `{}` has storageClassName `{class}` but its volumeName `{}` has `{theirs}`: a claim binds only a PV of its own class; write {}",
+            claim.name,
+            pv.name,
+            class_of(Some(pv))
+        );
+        (Rule::StaticClaimClass, message, claim.at.clone())
+    })
 }
 
 /// Every claim meant for a static PV that would not bind it, as (rule, message, where).
@@ -142,8 +169,8 @@ pub fn check(volumes: &[Volume], claims: &[Claim]) -> Vec<(Rule, String, Locatio
     claims
         .iter()
         .filter_map(|claim| {
-            let class = match claim.class {
-                Class::Named => return None,
+            let class = match &claim.class {
+                Class::Named(class) => return mismatch(claim, class, volumes),
                 Class::Missing => "leaves out storageClassName",
                 Class::Null => "has `storageClassName:` with no value (null: the same as leaving it out)",
             };
@@ -228,5 +255,27 @@ mod tests {
         let rwo = pv(serde_json::json!({"accessModes": ["ReadWriteOnce"]}));
         let rwx = pvc(serde_json::json!({"accessModes": ["ReadWriteMany"]}));
         assert_eq!(rules(&[rwo], rwx), 0);
+    }
+
+    #[test]
+    fn the_fix_names_the_pvs_class_and_a_wrong_class_is_flagged() {
+        // The named PV has a class: "" would never bind it either.
+        let fast = pv(serde_json::json!({"storageClassName": "fast"}));
+        let found = check(
+            std::slice::from_ref(&fast),
+            &[pvc(serde_json::json!({"volumeName": "data-pv"}))],
+        );
+        assert!(
+            found[0]
+                .1
+                .ends_with("write storageClassName: fast (the PV's class)"),
+            "{}",
+            found[0].1
+        );
+        // A claim of another class than the PV it names stays Pending.
+        let slow = pvc(serde_json::json!({"volumeName": "data-pv", "storageClassName": "slow"}));
+        assert_eq!(rules(std::slice::from_ref(&fast), slow), 1);
+        let same = pvc(serde_json::json!({"volumeName": "data-pv", "storageClassName": "fast"}));
+        assert_eq!(rules(&[fast], same), 0);
     }
 }
