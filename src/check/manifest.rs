@@ -85,6 +85,23 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
             );
         }
     }
+    if spec.get("nprocPerNode").is_some_and(|v| !v.is_string()) {
+        out.push(
+            Rule::InvalidValue,
+            format!(
+                "spec.nprocPerNode is {}; the CRD declares a string (\"8\", \"auto\"), so the API server rejects the job",
+                spec["nprocPerNode"]
+            ),
+            "/spec/nprocPerNode",
+        );
+    }
+    if !spec["runPolicy"].is_object() {
+        out.push(
+            Rule::NoRunPolicy,
+            "spec.runPolicy is missing: the Kubeflow Python SDK cannot read the job, and one such job breaks list_jobs for its namespace; write `runPolicy: {}`",
+            "/spec",
+        );
+    }
     let mut nproc = nproc_per_node(spec);
     if facts.operator == Some(OperatorGeneration::PodWorld) && spec.get("nprocPerNode").is_some() {
         out.push(
@@ -229,7 +246,7 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
         let caps = capabilities(c);
         let privileged = c["securityContext"]["privileged"] == true;
         let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
-        let host_rdma = privileged && host_rdma_devices(pod, c);
+        let host_rdma = privileged && host_rdma_devices(pod);
         if let Some((name, section)) = rdma {
             if !ipc_lock {
                 out.push(
@@ -299,6 +316,9 @@ fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &Manif
         };
         out.push(Rule::ShellWrapper, message, format!("{at}/command"));
     }
+    if facts.operator == Some(OperatorGeneration::PodWorld) {
+        old_operator_launch(out, &words, &line, at);
+    }
     // Without an (effective) nprocPerNode, torch.distributed.launch fed from
     // $(WORLD_SIZE) and $(RANK) is the correct form on both operator generations
     // (real-clusters.md §1); it only merits a note when PET_* would do the job.
@@ -317,6 +337,61 @@ fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &Manif
             Rule::LauncherlessNproc,
             format!("nprocPerNode is {n} but no launcher starts {n} processes per pod; WORLD_SIZE counts processes that never join"),
             "/spec/nprocPerNode",
+        );
+    }
+}
+
+/// An operator before 1.7 sets no PET_* variables, so torchrun (and
+/// torch.distributed.launch, the same parser) falls back to its defaults for what the
+/// command does not pass: one node, one process, master 127.0.0.1 (torch
+/// distributed/run.py get_args_parser). Each pod then trains alone without a word.
+fn old_operator_launch(out: &mut Out, words: &[&str], line: &str, at: &str) {
+    let launcher = words.iter().any(|w| {
+        w.rsplit('/').next() == Some("torchrun")
+            || *w == "torch.distributed.run"
+            || *w == "torch.distributed.launch"
+    });
+    let has = |flags: &[&str]| {
+        words.iter().any(|w| {
+            flags
+                .iter()
+                .any(|f| *w == *f || w.starts_with(&format!("{f}=")))
+        })
+    };
+    let missing: Vec<&str> = [
+        (&["--nnodes"][..], "--nnodes"),
+        (
+            &["--nproc_per_node", "--nproc-per-node"][..],
+            "--nproc_per_node",
+        ),
+        (
+            &[
+                "--master_addr",
+                "--master-addr",
+                "--rdzv_endpoint",
+                "--rdzv-endpoint",
+            ][..],
+            "--master_addr",
+        ),
+    ]
+    .into_iter()
+    .filter(|(flags, _)| !has(flags))
+    .map(|(_, name)| name)
+    .collect();
+    if launcher && !missing.is_empty() {
+        out.push(
+            Rule::OldOperatorNproc,
+            format!(
+                "an operator before 1.7 sets no PET_* variables, so the launcher runs without {}: each pod trains alone (1 node, 1 process, master 127.0.0.1); pass them from $(WORLD_SIZE), $(RANK) and $(MASTER_ADDR)/$(MASTER_PORT)",
+                missing.join(", ")
+            ),
+            format!("{at}/command"),
+        );
+    } else if line.contains("PET_") {
+        out.push(
+            Rule::OldOperatorNproc,
+            "the command reads PET_* variables, which an operator before 1.7 does not set",
+            format!("{at}/command"),
         );
     }
 }
@@ -362,29 +437,11 @@ fn quantity(v: &Value) -> Option<i64> {
     }
 }
 
-/// Whether the container mounts the node's /dev/infiniband (a hostPath volume): with
-/// hostNetwork and privileged that hands it every RDMA device without a device plugin.
-fn host_rdma_devices(pod: &Value, c: &Value) -> bool {
-    if pod["hostNetwork"] != true {
-        return false;
-    }
-    let volumes = pod["volumes"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    c["volumeMounts"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .any(|m| {
-            volumes.iter().any(|v| {
-                v["name"] == m["name"]
-                    && v["hostPath"]["path"]
-                        .as_str()
-                        .is_some_and(|p| p.trim_end_matches('/') == "/dev/infiniband")
-            })
-        })
+/// Whether the pod reaches the node's RDMA devices without a device plugin: with
+/// hostNetwork it sees the node's RDMA netdevs, and a privileged container gets every
+/// host device, /dev/infiniband included (runc adds all of /dev for privileged).
+fn host_rdma_devices(pod: &Value) -> bool {
+    pod["hostNetwork"] == true
 }
 
 fn has_memory_shm(pod: &Value, c: &Value) -> bool {
@@ -433,7 +490,7 @@ mod tests {
             "apiVersion": "kubeflow.org/v1",
             "kind": "PyTorchJob",
             "metadata": {"name": "j"},
-            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": pod}}}},
+            "spec": {"runPolicy": {}, "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": pod}}}},
         });
         for (k, v) in spec.as_object().unwrap() {
             doc["spec"][k] = v.clone();
@@ -463,9 +520,16 @@ mod tests {
             rules(&doc, &ManifestFacts::default()),
             [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
         );
-        // Without the host's devices it is a TCP pod that adds IPC_LOCK for nothing.
+        // hostNetwork + privileged reaches the devices without the mount too.
+        let mut bare = pod.clone();
+        bare["volumes"][0]["hostPath"]["path"] = "/data".into();
+        assert_eq!(
+            rules(&job(serde_json::json!({}), bare), &ManifestFacts::default()),
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        // Without hostNetwork it is a TCP pod that adds IPC_LOCK for nothing.
         let mut tcp = pod;
-        tcp["volumes"][0]["hostPath"]["path"] = "/data".into();
+        tcp["hostNetwork"] = false.into();
         assert_eq!(
             rules(&job(serde_json::json!({}), tcp), &ManifestFacts::default()),
             [Rule::IpcLockWithoutRdma]
@@ -490,7 +554,60 @@ mod tests {
             operator: Some(OperatorGeneration::PodWorld),
             platform: None,
         };
-        assert_eq!(rules(&set, &old), [Rule::OldOperatorNproc]);
+        // The launcher lacks --nproc_per_node and --master_addr: no PET_* fill them in.
+        assert_eq!(
+            rules(&set, &old),
+            [Rule::OldOperatorNproc, Rule::OldOperatorNproc]
+        );
+    }
+
+    #[test]
+    fn a_launcher_without_flags_trains_alone_before_1_7() {
+        let old = ManifestFacts {
+            operator: Some(OperatorGeneration::PodWorld),
+            platform: None,
+        };
+        let with = |command: Value| {
+            job(
+                serde_json::json!({}),
+                serde_json::json!({"containers": [{"name": "pytorch", "image": "i", "command": command}]}),
+            )
+        };
+        let bare = with(serde_json::json!(["torchrun", "train.py"]));
+        assert_eq!(rules(&bare, &old), [Rule::OldOperatorNproc]);
+        assert!(rules(&bare, &ManifestFacts::default()).is_empty());
+        let pet = with(serde_json::json!([
+            "python",
+            "train.py",
+            "--nodes",
+            "$(PET_NNODES)"
+        ]));
+        assert_eq!(rules(&pet, &old), [Rule::OldOperatorNproc]);
+        let flags = with(serde_json::json!([
+            "torchrun",
+            "--nproc_per_node=8",
+            "--nnodes=$(WORLD_SIZE)",
+            "--node_rank=$(RANK)",
+            "--master_addr=$(MASTER_ADDR)",
+            "--master_port=$(MASTER_PORT)",
+            "train.py"
+        ]));
+        assert!(rules(&flags, &old).is_empty());
+        // The API server and the Python SDK.
+        let int = job(
+            serde_json::json!({"nprocPerNode": 8}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+        );
+        assert_eq!(rules(&int, &ManifestFacts::default()), [Rule::InvalidValue]);
+        let mut no_policy = flags;
+        no_policy["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("runPolicy");
+        assert_eq!(
+            rules(&no_policy, &ManifestFacts::default()),
+            [Rule::NoRunPolicy]
+        );
     }
 
     #[test]

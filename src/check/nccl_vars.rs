@@ -271,16 +271,33 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
             format!("NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC"),
         ));
     }
-    if !exact
-        && let Some((short, long)) = names
+    // NCCL compares names as prefixes (src/misc/utils.cc:218-222): without `=`, a
+    // name ending in a digit also selects the devices whose names continue it
+    // (mlx5_1: mlx5_10..mlx5_19), listed or not. env.rst: always add the `=`.
+    if !exact {
+        let listed = names
             .iter()
             .flat_map(|a| names.iter().map(move |b| (*a, *b)))
-            .find(|(a, b)| a != b && b.starts_with(a))
-    {
-        out.push((
-            Rule::HcaPrefixAmbiguous,
-            format!("`{short}` also matches {long} (NCCL matches prefixes); write `={}` for exact names", names.join(",")),
-        ));
+            .find(|(a, b)| a != b && b.starts_with(a));
+        let open = names
+            .iter()
+            .find(|n| n.ends_with(|c: char| c.is_ascii_digit()));
+        let also = match (listed, open) {
+            (Some((short, long)), _) => Some(format!("`{short}` also matches {long}")),
+            (None, Some(name)) => Some(format!(
+                "`{name}` also selects {name}0..{name}9 and longer names if the node has them, a storage NIC say"
+            )),
+            (None, None) => None,
+        };
+        if let Some(also) = also {
+            out.push((
+                Rule::HcaPrefixAmbiguous,
+                format!(
+                    "{also} (NCCL matches prefixes); write `={}` for exact names",
+                    names.join(",")
+                ),
+            ));
+        }
     }
     out
 }
@@ -345,10 +362,16 @@ mod tests {
         );
         assert!(rules("NCCL_IB_HCA", "=mlx5_1,mlx5_10").is_empty());
         assert_eq!(
-            rules("NCCL_IB_HCA", "mlx5_0,mlx5_1"),
+            rules("NCCL_IB_HCA", "=mlx5_0,mlx5_1"),
             [Rule::HcaManagementNic]
         );
         assert!(rules("NCCL_IB_HCA", "^mlx5_0").is_empty());
+        // Issue 11: without `=`, mlx5_1 also selects mlx5_10..19 the list never names.
+        assert_eq!(
+            rules("NCCL_IB_HCA", "mlx5_1,mlx5_2"),
+            [Rule::HcaPrefixAmbiguous]
+        );
+        assert!(rules("NCCL_IB_HCA", "=mlx5_1,mlx5_2").is_empty());
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub enum Rule {
     RunPolicyMisplaced,
     UnknownReplicaType,
     NotAPyTorchJob,
+    NoRunPolicy,
     ImageNcclEnv,
     ImageMissingPackages,
     DpkgNotInstalled,
@@ -230,7 +231,7 @@ catalogue! {
         "elasticPolicy.nProcPerNode and spec.nprocPerNode are both set", OPERATOR,
         "The webhook rejects the job: elasticPolicy.nProcPerNode is deprecated and forbidden together with spec.nprocPerNode.";
     OldOperatorNproc "RDG037" Error false,
-        "spec.nprocPerNode in a manifest for a training-operator before 1.7", "kubeflow/training-operator#1840 (v1.7.0); real-clusters.md §1",
+        "a manifest relies on nprocPerNode or PET_* on a training-operator before 1.7", "kubeflow/training-operator#1840 (v1.7.0); real-clusters.md §1",
         "Operators before 1.7 (and CubeStudio's v1-8a066f9) have no nprocPerNode in their CRD: the field is pruned, no PET_* variables are set, and a bare `torchrun script.py` trains each pod alone on one GPU with rendezvous at 127.0.0.1. Leave nprocPerNode unset and pass --nnodes=$(WORLD_SIZE) --node_rank=$(RANK) --nproc_per_node=G --master_addr=$(MASTER_ADDR) --master_port=$(MASTER_PORT).";
     GidIndexOnIb "RDG040" Warning false,
         "a GID index is set on an InfiniBand pool", NCCL_DOCS,
@@ -245,8 +246,8 @@ catalogue! {
         "the RDMA device list includes the management NIC", SEED_CUBESTUDIO,
         "mlx5_0 is usually the TCP management NIC; NCCL_IB_HCA lists only RDMA data NICs (8-GPU RoCE: mlx5_1..mlx5_8). If mlx5_0 carries data on these nodes, set the pool's `managementNic` to the real one.";
     HcaPrefixAmbiguous "RDG044" Warning false,
-        "an NCCL_IB_HCA name is a prefix of another listed device", NCCL_DOCS,
-        "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19.";
+        "NCCL_IB_HCA names devices without `=`, so NCCL matches them as prefixes", NCCL_DOCS,
+        "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19, whether the list names them or not (a storage NIC, say). The NCCL docs recommend always adding the `=`.";
     NcclSyntax "RDG045" Error false,
         "an NCCL variable's value is not in the syntax NCCL accepts", NCCL_DOCS,
         "NCCL_DEBUG is VERSION, WARN, INFO, TRACE or ABORT; NCCL_ALGO and NCCL_PROTO are lists with an optional `^`, or since 2.24 `;`-separated `function:list` items; NCCL_SOCKET_IFNAME is `[^][=]prefix,...`; NCCL_IB_HCA is `[^][=]device[:port],...`. NCCL rejects an unknown ALGO/PROTO token and fails.";
@@ -310,6 +311,9 @@ catalogue! {
     NotAPyTorchJob "RDG070" Error false,
         "a PyTorchJob has no spec.pytorchReplicaSpecs", "PyTorchJob CRD v1.9.0",
         "pytorchReplicaSpecs is required; without it there is nothing to run.";
+    NoRunPolicy "RDG071" Warning false,
+        "a PyTorchJob has no spec.runPolicy", "kubeflow-training 1.9.4 models/kubeflow_org_v1_py_torch_job_spec.py:155-156",
+        "The Kubeflow Python SDK's PyTorchJob model refuses a job whose run_policy is None, so TrainingClient.get_job fails on it, and list_jobs fails for its whole namespace. The API server accepts the job; `runPolicy: {}` is enough for the SDK.";
     ImageNcclEnv "RDG080" Warning false,
         "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
         "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset: one the platform presets, NCCL_IB_GID_INDEX under `gidIndex: auto` (NCCL's dynamic selection), NCCL_IB_DISABLE when RDMA is on (NCCL's default 0), NCCL_IB_HCA when the pool lists no data NICs. There the image's value stands, and NCCL_IB_DISABLE=1 or a stale GID index in an image silently changes every job. Set NCCL variables per job or per pool, not in the image.";

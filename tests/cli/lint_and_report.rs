@@ -68,6 +68,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     // torch.distributed.launch from $WORLD_SIZE with nprocPerNode unset is the right
     // legacy form on both operator generations: no RDG031.
     let expected = [
+        ("RDG071", 7),  // no runPolicy: the Python SDK cannot read the job
         ("RDG035", 21), // sh -c may lose variables a platform injects into PID 1
         ("RDG047", 28), // NCCL_IB_DISABLE is a debugging variable
         ("RDG035", 62), // the same two on the Worker
@@ -82,7 +83,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let human = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
     assert!(
         text(&human.stderr)
-            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 0 warnings, 4 infos")
+            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 1 warning, 4 infos")
     );
 }
 
@@ -130,7 +131,7 @@ fn github_format_writes_workflow_annotations() {
             .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG035 ")),
         "{stdout}"
     );
-    assert_eq!(stdout.lines().count(), 5);
+    assert_eq!(stdout.lines().count(), 6);
 }
 
 #[test]

@@ -40,17 +40,26 @@ fn nproc_per_node_is_an_error_only_for_an_operator_before_1_7() {
     assert_eq!(lint(&[fixture, "--operator", "1.9"]), (Some(0), vec![]));
     let (code, found) = lint(&[fixture, "--operator", "1.6"]);
     assert_eq!(code, Some(1));
+    // The field is pruned, and the bare torchrun of each replica gets no PET_*.
+    let launcher = "an operator before 1.7 sets no PET_* variables, so the launcher runs without --nnodes, --nproc_per_node, --master_addr: each pod trains alone (1 node, 1 process, master 127.0.0.1); pass them from $(WORLD_SIZE), $(RANK) and $(MASTER_ADDR)/$(MASTER_PORT)";
     assert_eq!(
         found,
-        [(
-            "RDG037".to_owned(),
-            8,
-            "spec.nprocPerNode is not in the CRD of a training-operator before 1.7: it is pruned, no PET_* variables are set, and WORLD_SIZE counts pods".to_owned()
-        )]
+        [
+            (
+                "RDG037".to_owned(),
+                8,
+                "spec.nprocPerNode is not in the CRD of a training-operator before 1.7: it is pruned, no PET_* variables are set, and WORLD_SIZE counts pods".to_owned()
+            ),
+            ("RDG037".to_owned(), 18, launcher.to_owned()),
+            ("RDG037".to_owned(), 34, launcher.to_owned()),
+        ]
     );
     // CubeStudio installs an operator before 1.7; --operator overrides the platform's.
     let (code, found) = lint(&[fixture, "--platform", "cubestudio"]);
-    assert_eq!((code, rules(&found)), (Some(1), vec![("RDG037", 8)]));
+    assert_eq!(
+        (code, rules(&found)),
+        (Some(1), vec![("RDG037", 8), ("RDG037", 18), ("RDG037", 34)])
+    );
     let newer = lint(&[fixture, "--platform", "cubestudio", "--operator", "1.9"]);
     assert_eq!(newer, (Some(0), vec![]));
 }

@@ -102,6 +102,12 @@ fn cubestudio_targets_its_pre_1_7_operator() {
     );
     assert!(stderr.contains("v1-8a066f9"), "{stderr}");
 
+    // A command of the job's own that relies on PET_* is stopped, not rendered.
+    let own = "  nodes: 2\n  gpusPerNode: 8\n  launcher: none\n  command: [torchrun, train.py]\n";
+    let (_, stderr, code) = render(own, &pool, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[RDG037]"), "{stderr}");
+
     // The same pool saying it runs 1.9 gets the PET_* form.
     let pool = format!("  platform: cubestudio\n  target: {{operator: \"1.9\"}}\n{ROCE_8}");
     let (docs, _, _) = render(WHOLE_NODES, &pool, &[]);
