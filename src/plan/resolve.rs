@@ -168,10 +168,10 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
     let gang = ctx.target.gang_scheduling;
     let where_read = match gang {
         Some(true) => {
-            "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup"
+            "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup (target.gangScheduling), and the pods' scheduling.volcano.sh/queue-name annotation, which Volcano skips for pods already in a group"
         }
         Some(false) => {
-            "the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads for the PodGroup it makes per pod (the operator does not gang-schedule here); also runPolicy.schedulingPolicy.queue"
+            "the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads for the PodGroup it makes per pod (target.gangScheduling: false, so the operator makes none); also runPolicy.schedulingPolicy.queue"
         }
         None => {
             "runPolicy.schedulingPolicy.queue (read by the operator when it gang-schedules) and the pods' scheduling.volcano.sh/queue-name annotation (read by Volcano when it does not)"
