@@ -113,8 +113,8 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
     }
     let syntax = match name {
         "NCCL_DEBUG" => debug_level(v),
-        "NCCL_ALGO" => selection(v, ALGORITHMS, "algorithm"),
-        "NCCL_PROTO" => selection(v, PROTOCOLS, "protocol"),
+        "NCCL_ALGO" => selection(value, ALGORITHMS, "algorithm"),
+        "NCCL_PROTO" => selection(value, PROTOCOLS, "protocol"),
         "NCCL_SOCKET_IFNAME" => interface_list(v),
         "NCCL_IB_HCA" => hca_list(v),
         _ => None,
@@ -170,15 +170,18 @@ const COLLECTIVES: &[&str] = &[
 /// NCCL_ALGO / NCCL_PROTO: a comma list with optional leading `^` (all versions), or
 /// since 2.24 `;`-separated `[func:]list` items, e.g. `ring;allreduce:^tree`.
 fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
-    for (i, item) in v.split(';').enumerate() {
+    // NCCL splits with strtok_r, which skips empty tokens (`ring,` and `ring;` are
+    // fine), and compares with strcasecmp, which trims nothing (`ring, tree` fails):
+    // src/graph/tuning.cc parseList.
+    if v.is_empty() {
+        return Some(format!("an empty list names no {what}"));
+    }
+    for (i, item) in v.split(';').filter(|item| !item.is_empty()).enumerate() {
         let list = match item.split_once(':') {
             Some((func, list)) => {
-                if !COLLECTIVES
-                    .iter()
-                    .any(|c| c.eq_ignore_ascii_case(func.trim()))
-                {
+                if !COLLECTIVES.iter().any(|c| c.eq_ignore_ascii_case(func)) {
                     return Some(format!(
-                        "`{func}` is not a collective ({})",
+                        "`{func}` is not a collective ({}; NCCL trims no spaces)",
                         COLLECTIVES.join(", ")
                     ));
                 }
@@ -189,16 +192,16 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
             }
             None => item,
         };
-        let list = list.trim().strip_prefix('^').unwrap_or(list.trim());
-        for token in list.split(',') {
-            if allowed == ALGORITHMS && token.trim().eq_ignore_ascii_case("collnet") {
+        let list = list.strip_prefix('^').unwrap_or(list);
+        for token in list.split(',').filter(|token| !token.is_empty()) {
+            if allowed == ALGORITHMS && token.eq_ignore_ascii_case("collnet") {
                 return Some(format!(
                     "`{token}` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
                 ));
             }
-            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token.trim())) {
+            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token)) {
                 return Some(format!(
-                    "`{token}` is not a known {what} ({})",
+                    "`{token}` is not a known {what} ({}; NCCL trims no spaces)",
                     allowed.join(", ")
                 ));
             }
@@ -331,10 +334,22 @@ mod tests {
             "^tree",
             "ring;allreduce:tree,collnetdirect;broadcast:ring",
             "allreduce:^tree",
+            "Ring,",
+            "Ring;",
+            "ring,,tree",
         ] {
             assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
         }
-        for bad in ["rings", "ring;tree", "allreduce:rng", "scatter:ring", ""] {
+        for bad in [
+            "rings",
+            "ring;tree",
+            "allreduce:rng",
+            "scatter:ring",
+            "",
+            "Ring, Tree",
+            " Ring",
+            "allreduce: tree",
+        ] {
             assert!(selection(bad, ALGORITHMS, "algorithm").is_some(), "{bad}");
         }
         assert!(selection("LL128,Simple", PROTOCOLS, "protocol").is_none());
