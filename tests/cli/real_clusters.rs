@@ -176,6 +176,51 @@ fn every_golden_manifest_has_a_run_policy() {
     );
 }
 
+/// Item 3, against the consumer itself: the Kubeflow Python SDK (kubeflow-training
+/// 1.9.4, installed by .ci/run) reads every golden manifest, and refuses one without
+/// runPolicy. Elsewhere the test is skipped unless RDMAGEN_KUBEFLOW_SDK names it.
+#[test]
+fn the_python_sdk_reads_every_golden_manifest() {
+    let Some(sdk) = std::env::var_os("RDMAGEN_KUBEFLOW_SDK") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the Kubeflow SDK must be installed in CI"
+        );
+        eprintln!("skipped: set RDMAGEN_KUBEFLOW_SDK to a kubeflow-training 1.9.4 install");
+        return;
+    };
+    let mut files: Vec<String> = tree(&root().join("golden"))
+        .into_iter()
+        .filter(|(path, _)| path.ends_with("pytorchjob.yaml"))
+        .map(|(path, _)| format!("golden/{path}"))
+        .collect();
+    assert!(files.len() >= 15);
+    // The rule fixture for RDG071 is a manifest without runPolicy.
+    files.push("tests/rules/RDG071.yaml".to_owned());
+    let out = std::process::Command::new("python3")
+        .arg("tests/sdk/read_pytorchjob.py")
+        .args(&files)
+        .current_dir(root())
+        .env("PYTHONPATH", sdk)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), files.len(), "{stdout}");
+    for (file, line) in files.iter().zip(&lines) {
+        if file.starts_with("golden/") {
+            assert_eq!(*line, format!("ok {file}"), "{stdout}");
+        } else {
+            assert!(
+                line.starts_with(&format!("fail {file}: ValueError"))
+                    && line.contains("run_policy"),
+                "{stdout}"
+            );
+        }
+    }
+}
+
 /// Item 4: NCCL matches NCCL_IB_HCA names as prefixes; rdmagen always writes `=`.
 #[test]
 fn nccl_ib_hca_is_always_exact() {
