@@ -246,7 +246,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         pool.doc
             .locate(&[Seg::Key("spec"), Seg::Key("network"), Seg::Key(field)])
     };
-    let ranges: [(&str, &str, Option<u32>, u32, u32); 3] = [
+    let ranges: [(&str, &str, Option<u32>, u32, u32); 5] = [
         ("ibTimeout", "NCCL_IB_TIMEOUT", net.ib_timeout, 0, 31),
         (
             "qpsPerConnection",
@@ -256,6 +256,8 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             128,
         ),
         ("crossNic", "NCCL_CROSS_NIC", net.cross_nic, 0, 2),
+        ("trafficClass", "NCCL_IB_TC", net.traffic_class, 0, 255),
+        ("serviceLevel", "NCCL_IB_SL", net.service_level, 0, 15),
     ];
     for (field, var, value, min, max) in ranges {
         if let Some(v) = value
@@ -274,21 +276,6 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             "ibTimeout 0 sets NCCL_IB_TIMEOUT=0, which waits forever on a lost link",
             at("ibTimeout"),
         );
-    }
-    let ranges: [(&str, &str, Option<u32>, u32, u32); 2] = [
-        ("trafficClass", "NCCL_IB_TC", net.traffic_class, 0, 255),
-        ("serviceLevel", "NCCL_IB_SL", net.service_level, 0, 15),
-    ];
-    for (field, var, value, min, max) in ranges {
-        if let Some(v) = value
-            && !(min..=max).contains(&v)
-        {
-            findings.at(
-                Rule::NcclValueRange,
-                format!("{field} is {v}; {var} accepts {min}-{max}"),
-                at(field),
-            );
-        }
     }
     let profile = profile(pool.value.spec.platform);
     if profile.owns_qos {
