@@ -14,6 +14,7 @@ pub mod emit;
 pub mod error;
 pub mod files;
 pub mod golden;
+pub mod kubernetes;
 pub mod pipeline;
 pub mod plan;
 pub mod platform;

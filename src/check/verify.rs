@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::check::manifest::{self, ManifestFacts};
 use crate::check::{Rule, Severity};
 use crate::plan::Plan;
+use crate::plan::pod::TRAINING_CONTAINER;
 
 /// The schema of rendered PyTorchJobs (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
@@ -186,24 +187,27 @@ fn fidelity(doc: &Value, plan: &Plan) -> Vec<Problem> {
     let Some(specs) = doc["spec"]["pytorchReplicaSpecs"].as_object() else {
         return out;
     };
-    let c = &plan.pod.container;
-    let command: Value = c.command.iter().map(|s| Value::from(s.as_str())).collect();
-    let env: Value = c
-        .env
-        .iter()
-        .map(|v| serde_json::json!({"name": v.name, "value": v.value}))
-        .collect();
+    // The plan's pod template is the truth, overlays included.
+    let planned = plan.pod.template["spec"]["containers"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == TRAINING_CONTAINER))
+        .cloned()
+        .unwrap_or_default();
+    let env = planned
+        .get("env")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
     for (role, replica) in specs {
         let Some(container) = replica["template"]["spec"]["containers"]
             .as_array()
-            .and_then(|cs| cs.iter().find(|c| c["name"] == "pytorch"))
+            .and_then(|cs| cs.iter().find(|c| c["name"] == TRAINING_CONTAINER))
         else {
             continue;
         };
-        if container["image"] != c.image.as_str() {
+        if container["image"] != planned["image"] {
             out.push(mismatch(&format!("{role} image"), &container["image"]));
         }
-        if container["command"] != command {
+        if container["command"] != planned["command"] {
             out.push(mismatch(&format!("{role} command"), &container["command"]));
         }
         let found_env = container

@@ -2,11 +2,13 @@
 //! and recorded with its reason; templates only lay out what the plan holds.
 
 mod decision;
+pub mod defaults;
 mod hca;
 mod image_build;
 mod launcher;
 mod nccl_env;
-mod pod;
+mod overlay;
+pub mod pod;
 mod quantity;
 mod rdma;
 mod resolve;
@@ -15,10 +17,9 @@ mod target;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 
-use crate::spec::job::{
-    AccessMode, CleanPodPolicy, PullPolicy, RestartPolicy, TaintEffect, TolerationOperator,
-};
+use crate::spec::job::{AccessMode, CleanPodPolicy, EnvValue, RestartPolicy};
 
 pub use decision::Decision;
 pub use image_build::ImageBuildPlan;
@@ -30,7 +31,10 @@ pub use target::Target;
 pub struct Plan {
     pub name: String,
     pub namespace: Option<String>,
+    /// Labels of the PyTorchJob: the job's and its pool's defaults.
     pub labels: BTreeMap<String, String>,
+    /// Annotations of the PyTorchJob: the job's and its pool's defaults.
+    pub annotations: BTreeMap<String, String>,
     /// spec.nprocPerNode, a string as the CRD wants; unset for the legacy launcher.
     pub nproc_per_node: Option<String>,
     /// Always written, `{}` when empty (the Python SDK needs it).
@@ -79,73 +83,46 @@ pub struct SchedulingPlan {
 /// The pod template shared by Master and Worker.
 #[derive(Debug, Serialize)]
 pub struct Pod {
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub scheduler_name: Option<String>,
-    pub host_network: bool,
-    pub dns_policy: Option<&'static str>,
-    pub node_selector: BTreeMap<String, String>,
-    pub tolerations: Vec<TolerationPlan>,
+    /// The PodTemplateSpec (`metadata`, `spec`) as Kubernetes reads it, with every
+    /// pool default and `podTemplate` overlay applied.
+    pub template: Value,
+    /// What rdmagen decided about the training container, read back by verify.
+    #[serde(skip)]
     pub container: Container,
-    pub volumes: Vec<PodVolume>,
 }
 
-/// Printed as one flow mapping; absent fields are left out.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TolerationPlan {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<TolerationOperator>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub effect: Option<TaintEffect>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub toleration_seconds: Option<i64>,
-}
-
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct Container {
     pub image: String,
-    pub image_pull_policy: Option<PullPolicy>,
     /// Exec form: no shell stands between PID 1 and the launcher.
     pub command: Vec<String>,
-    pub working_dir: Option<String>,
     pub env: Vec<EnvVar>,
     /// Requests and limits are equal.
     pub resources: BTreeMap<String, String>,
-    pub capabilities: Vec<&'static str>,
-    pub mounts: Vec<Mount>,
+    pub capabilities: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EnvVar {
     pub name: String,
-    pub value: String,
+    pub value: EnvValue,
 }
 
-#[derive(Debug, Serialize)]
-pub struct Mount {
-    pub name: String,
-    pub mount_path: String,
-    pub read_only: bool,
-}
+impl EnvVar {
+    pub fn text(name: impl Into<String>, value: impl Into<String>) -> Self {
+        EnvVar {
+            name: name.into(),
+            value: EnvValue::Text(value.into()),
+        }
+    }
 
-/// A pod volume; exactly one source is set.
-#[derive(Debug, Default, Serialize)]
-pub struct PodVolume {
-    pub name: String,
-    pub memory: Option<MemoryVolume>,
-    pub claim: Option<String>,
-    pub nfs: Option<NfsPlan>,
-    pub read_only: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct MemoryVolume {
-    pub size_limit: Option<String>,
+    /// As a Kubernetes EnvVar.
+    pub fn to_kubernetes(&self) -> Value {
+        match &self.value {
+            EnvValue::Text(value) => serde_json::json!({"name": self.name, "value": value}),
+            EnvValue::From(source) => serde_json::json!({"name": self.name, "valueFrom": source}),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use crate::check::nccl_vars::{self, EnvFacts};
 use crate::check::{Rule, Severity};
 use crate::plan::EnvVar;
+use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
+use crate::spec::job::EnvValue;
 use crate::spec::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
 use crate::spec::tree::Seg;
 
@@ -113,7 +115,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         env.insert(name.to_owned(), value);
     }
 
-    let job_env = ctx.job.value.spec.env.clone();
+    let job_env = ctx.inputs.env.clone();
     let facts = EnvFacts {
         rdma_on: rdma.on,
         fabric: Some(fabric),
@@ -124,45 +126,106 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
                 .unwrap_or(DEFAULT_MANAGEMENT_NIC),
         ),
     };
-    for (name, value) in job_env {
-        let at = [Seg::Key("spec"), Seg::Key("env"), Seg::Key(&name)];
+    let mut env: BTreeMap<String, EnvValue> = env
+        .into_iter()
+        .map(|(name, value)| (name, EnvValue::Text(value)))
+        .collect();
+    for (name, sourced) in job_env {
+        let origin = sourced.origin;
+        let mut at = origin.path("env");
+        at.push(Seg::Key(&name));
         if name.is_empty() || name.contains('=') {
-            ctx.report(
+            ctx.report_from(
+                origin,
                 Rule::InvalidValue,
                 format!("`{name}` is not a valid variable name"),
                 &at,
             );
             continue;
         }
-        let problems = nccl_vars::check(&name, &value, &facts);
-        let fatal = problems
-            .iter()
-            .any(|(rule, _)| rule.info().severity == Severity::Error);
-        for (rule, message) in problems {
-            ctx.report(rule, message, &at);
-        }
-        if fatal {
-            continue;
+        let shown = match &sourced.value {
+            EnvValue::Text(value) => value.clone(),
+            EnvValue::From(source) => {
+                if let Some(problem) = value_from_problem(source) {
+                    ctx.report_from(
+                        origin,
+                        Rule::InvalidValue,
+                        format!("{name}: {problem}"),
+                        &at,
+                    );
+                    continue;
+                }
+                format!("valueFrom {source}")
+            }
+        };
+        if let EnvValue::Text(value) = &sourced.value {
+            let problems = nccl_vars::check(&name, value, &facts);
+            let fatal = problems
+                .iter()
+                .any(|(rule, _)| rule.info().severity == Severity::Error);
+            for (rule, message) in problems {
+                ctx.report_from(origin, rule, message, &at);
+            }
+            if fatal {
+                continue;
+            }
         }
         if ctx.profile.presets(fabric, rdma.on, &name) {
             let platform = ctx.profile.name;
-            ctx.report(
+            ctx.report_from(
+                origin,
                 Rule::OverridesPlatformPreset,
-                format!("{name} is preset by the {platform} platform; the job's value `{value}` replaces it"),
+                format!("{name} is preset by the {platform} platform; the job's value `{shown}` replaces it"),
                 &at,
             );
-        } else if let Some(derived) = env.get(&name).filter(|d| **d != value) {
-            ctx.report(
+        } else if let Some(EnvValue::Text(derived)) =
+            env.get(&name).filter(|d| **d != sourced.value)
+        {
+            ctx.report_from(
+                origin,
                 Rule::OverridesPoolValue,
-                format!("{name} would be `{derived}` from the pool; the job's `{value}` is used"),
+                format!("{name} would be `{derived}` from the pool; the job's `{shown}` is used"),
                 &at,
             );
         }
-        ctx.decisions
-            .record(format!("env {name}"), &value, "set by the job");
-        env.insert(name, value);
+        let by = match origin {
+            Origin::Job => "set by the job".to_owned(),
+            Origin::Pool => format!("pool `{}` (spec.jobDefaults)", ctx.pool.value.metadata.name),
+        };
+        ctx.decisions.record(format!("env {name}"), shown, by);
+        env.insert(name, sourced.value);
     }
     env.into_iter()
         .map(|(name, value)| EnvVar { name, value })
         .collect()
+}
+
+/// The sources an EnvVarSource may name; Kubernetes takes exactly one
+/// (core/v1 validation: "may not have more than one field specified at a time").
+const VALUE_SOURCES: &[&str] = &[
+    "configMapKeyRef",
+    "fieldRef",
+    "resourceFieldRef",
+    "secretKeyRef",
+];
+
+/// What is wrong with a `valueFrom`, if anything.
+fn value_from_problem(source: &serde_json::Value) -> Option<String> {
+    let given: Vec<&str> = VALUE_SOURCES
+        .iter()
+        .copied()
+        .filter(|key| source.get(key).is_some())
+        .collect();
+    match given.as_slice() {
+        [_] => None,
+        [] => Some(format!(
+            "valueFrom names no source; give one of {}",
+            VALUE_SOURCES.join(", ")
+        )),
+        many => Some(format!(
+            "valueFrom names {} sources ({}); Kubernetes takes exactly one",
+            many.len(),
+            many.join(", ")
+        )),
+    }
 }

@@ -3,22 +3,24 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{Map, Value, json};
+
 use crate::check::Rule;
-use crate::plan::quantity;
+use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
-use crate::plan::{
-    Container, CsiPlan, EnvVar, MemoryVolume, Mount, NfsPlan, Pod, PodVolume, Storage,
-    TolerationPlan,
-};
+use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay, quantity};
+use crate::spec::job::Volume;
 use crate::spec::tree::Seg;
 
-const SHM_VOLUME: &str = "dshm";
+/// The training container's name; the operator finds it by this name.
+pub const TRAINING_CONTAINER: &str = "pytorch";
+pub const SHM_VOLUME: &str = "dshm";
 const ISTIO_INJECT: &str = "sidecar.istio.io/inject";
 /// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
 const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 
-pub fn decide(
+pub(super) fn decide(
     ctx: &mut Ctx<'_>,
     rdma: &Rdma,
     command: Vec<String>,
@@ -33,7 +35,7 @@ pub fn decide(
     let mut capabilities = Vec::new();
     if let Some((name, count)) = &rdma.resource {
         resources.insert(name.clone(), count.to_string());
-        capabilities.push("IPC_LOCK");
+        capabilities.push("IPC_LOCK".to_owned());
         ctx.decisions.record(
             "capabilities",
             "IPC_LOCK",
@@ -62,27 +64,27 @@ pub fn decide(
         format!("emptyDir medium Memory, sizeLimit {}", spec.shm.as_deref().unwrap_or("none")),
         "NCCL and data loaders share memory through /dev/shm; the container default of 64 MiB makes NCCL fail",
     );
-    let mut volumes = vec![PodVolume {
-        name: SHM_VOLUME.to_owned(),
-        memory: Some(MemoryVolume {
-            size_limit: spec.shm.clone(),
-        }),
-        ..PodVolume::default()
-    }];
-    let mut mounts = vec![Mount {
-        name: SHM_VOLUME.to_owned(),
-        mount_path: "/dev/shm".to_owned(),
-        read_only: false,
-    }];
-    for (i, v) in spec.volumes.iter().enumerate() {
-        let at = [Seg::Key("spec"), Seg::Key("volumes"), Seg::Index(i)];
+    let mut shm = Map::new();
+    shm.insert("medium".to_owned(), json!("Memory"));
+    if let Some(size) = &spec.shm {
+        shm.insert("sizeLimit".to_owned(), json!(size));
+    }
+    let mut volumes = vec![json!({"name": SHM_VOLUME, "emptyDir": shm})];
+    let mut mounts = vec![json!({"name": SHM_VOLUME, "mountPath": "/dev/shm"})];
+    let inputs = std::mem::take(&mut ctx.inputs.volumes);
+    for (i, sourced) in inputs.iter().enumerate() {
+        let v = &sourced.value;
+        let field = sourced.origin.path("volumes");
+        let mut at = field.clone();
+        at.push(Seg::Index(sourced.index));
         let clash = v.name == SHM_VOLUME
             || v.mount_path == "/dev/shm"
-            || spec.volumes[..i]
+            || inputs[..i]
                 .iter()
-                .any(|o| o.name == v.name || o.mount_path == v.mount_path);
+                .any(|o| o.value.name == v.name || o.value.mount_path == v.mount_path);
         if clash {
-            ctx.report(
+            ctx.report_from(
+                sourced.origin,
                 Rule::InvalidValue,
                 format!(
                     "volume `{}` at `{}` repeats a name or mount path (`{SHM_VOLUME}` and /dev/shm are rdmagen's)",
@@ -91,52 +93,54 @@ pub fn decide(
                 &at,
             );
         }
-        let sources = [v.claim.is_some(), v.nfs.is_some(), v.csi.is_some()];
-        let problem = match (
-            sources.iter().filter(|s| **s).count(),
-            &v.csi,
-            &v.persistent_volume,
-        ) {
-            (n, _, _) if n != 1 => Some("needs exactly one of `claim`, `nfs` or `csi`"),
-            (_, Some(_), None) => Some(
-                "a `csi` volume needs `persistentVolume`: rdmagen mounts CSI storage through a PV and PVC",
-            ),
-            (_, _, Some(_)) if v.claim.is_some() => Some(
-                "`persistentVolume` creates a claim; it cannot be combined with an existing `claim`",
-            ),
-            _ => None,
-        };
-        if let Some(problem) = problem {
-            ctx.report(
+        if let Some(problem) = volume_problem(v) {
+            ctx.report_from(
+                sourced.origin,
                 Rule::VolumeSource,
                 format!("volume `{}` {problem}", v.name),
                 &at,
             );
         }
-        let mut volume = PodVolume {
-            name: v.name.clone(),
-            read_only: v.read_only,
-            ..PodVolume::default()
-        };
-        if let Some(pv) = &v.persistent_volume {
-            volume.claim = Some(pv.claim_name.clone());
-        } else if let Some(claim) = &v.claim {
-            volume.claim = Some(claim.clone());
-        } else if let Some(nfs) = &v.nfs {
-            volume.nfs = Some(NfsPlan {
-                server: nfs.server.clone(),
-                path: nfs.path.clone(),
-            });
+        if let Some(sub) = &v.sub_path
+            && (sub.starts_with('/') || sub.split('/').any(|part| part == ".."))
+        {
+            let mut sub_at = at.clone();
+            sub_at.push(Seg::Key("subPath"));
+            ctx.report_from(
+                sourced.origin,
+                Rule::InvalidValue,
+                format!(
+                    "subPath `{sub}` must be a relative path without `..` (Kubernetes validation)"
+                ),
+                &sub_at,
+            );
         }
-        volumes.push(volume);
-        mounts.push(Mount {
-            name: v.name.clone(),
-            mount_path: v.mount_path.clone(),
-            read_only: v.read_only,
-        });
+        volumes.push(pod_volume(v));
+        let mut mount = Map::new();
+        mount.insert("name".to_owned(), json!(v.name));
+        mount.insert("mountPath".to_owned(), json!(v.mount_path));
+        if let Some(sub) = &v.sub_path {
+            mount.insert("subPath".to_owned(), json!(sub));
+        }
+        if v.read_only {
+            mount.insert("readOnly".to_owned(), json!(true));
+        }
+        mounts.push(Value::Object(mount));
     }
+    ctx.inputs.volumes = inputs;
 
-    let mut annotations = spec.annotations.clone();
+    let mut labels: BTreeMap<String, String> = ctx
+        .inputs
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    let mut annotations: BTreeMap<String, String> = ctx
+        .inputs
+        .annotations
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
     annotations
         .entry(ISTIO_INJECT.to_owned())
         .or_insert_with(|| "false".to_owned());
@@ -145,11 +149,21 @@ pub fn decide(
     // skipped (pods already carry a group name), so it is written in both cases.
     if let Some(queue) = queue {
         match annotations.get(VOLCANO_QUEUE) {
-            Some(own) if *own != queue => ctx.report(
-                Rule::InvalidValue,
-                format!("annotation {VOLCANO_QUEUE} is `{own}` but the job's queue is `{queue}`; set the queue in one place (runPolicy.schedulingPolicy.queue or the pool)"),
-                &[Seg::Key("spec"), Seg::Key("annotations"), Seg::Key(VOLCANO_QUEUE)],
-            ),
+            Some(own) if *own != queue => {
+                let origin = ctx
+                    .inputs
+                    .annotations
+                    .get(VOLCANO_QUEUE)
+                    .map_or(Origin::Job, |a| a.origin);
+                let mut at = origin.path("annotations");
+                at.push(Seg::Key(VOLCANO_QUEUE));
+                ctx.report_from(
+                    origin,
+                    Rule::InvalidValue,
+                    format!("annotation {VOLCANO_QUEUE} is `{own}` but the job's queue is `{queue}`; set the queue in one place (runPolicy.schedulingPolicy.queue or the pool)"),
+                    &at,
+                )
+            }
             _ => {
                 annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
             }
@@ -165,7 +179,6 @@ pub fn decide(
         ctx.decisions
             .record("schedulerName", name, format!("the pool's scheduler{gang}"));
     }
-    let dns_policy = spec.host_network.then_some("ClusterFirstWithHostNet");
     if spec.host_network {
         ctx.decisions.record(
             "dnsPolicy",
@@ -173,62 +186,281 @@ pub fn decide(
             "hostNetwork pods must still resolve <job>-master-0 through cluster DNS",
         );
     }
-    let tolerations = spec
-        .tolerations
+
+    let security_context = security_context(ctx, &capabilities);
+    let mut container = Map::new();
+    container.insert("name".to_owned(), json!(TRAINING_CONTAINER));
+    container.insert("image".to_owned(), json!(spec.image));
+    if let Some(policy) = spec.image_pull_policy {
+        container.insert("imagePullPolicy".to_owned(), json!(policy));
+    }
+    container.insert("command".to_owned(), json!(command));
+    if let Some(dir) = &spec.working_dir {
+        container.insert("workingDir".to_owned(), json!(dir));
+    }
+    if !env.is_empty() {
+        container.insert(
+            "env".to_owned(),
+            env.iter().map(EnvVar::to_kubernetes).collect(),
+        );
+    }
+    if !ctx.inputs.env_from.is_empty() {
+        container.insert(
+            "envFrom".to_owned(),
+            ctx.inputs
+                .env_from
+                .iter()
+                .map(|e| e.value.clone())
+                .collect(),
+        );
+    }
+    container.insert(
+        "resources".to_owned(),
+        json!({"requests": resources, "limits": resources}),
+    );
+    if let Some(sc) = security_context {
+        container.insert("securityContext".to_owned(), sc);
+    }
+    container.insert("volumeMounts".to_owned(), Value::Array(mounts));
+
+    let mut pod_spec = Map::new();
+    let mut put = |key: &str, value: Value| {
+        pod_spec.insert(key.to_owned(), value);
+    };
+    if let Some(name) = &scheduler_name {
+        put("schedulerName", json!(name));
+    }
+    if let Some(p) = &ctx.inputs.priority_class_name {
+        put("priorityClassName", json!(p.value));
+    }
+    if let Some(a) = &ctx.inputs.service_account_name {
+        put("serviceAccountName", json!(a.value));
+    }
+    if spec.host_network {
+        put("hostNetwork", json!(true));
+        put("dnsPolicy", json!("ClusterFirstWithHostNet"));
+    }
+    if !ctx.inputs.node_selector.is_empty() {
+        let selector: Map<String, Value> = ctx
+            .inputs
+            .node_selector
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v.value)))
+            .collect();
+        put("nodeSelector", Value::Object(selector));
+    }
+    if let Some(affinity) = &ctx.inputs.affinity {
+        put("affinity", affinity.clone());
+    }
+    if !ctx.inputs.tolerations.is_empty() {
+        put(
+            "tolerations",
+            ctx.inputs
+                .tolerations
+                .iter()
+                .map(|t| serde_json::to_value(&t.value).unwrap_or_default())
+                .collect(),
+        );
+    }
+    if !ctx.inputs.image_pull_secrets.is_empty() {
+        put(
+            "imagePullSecrets",
+            ctx.inputs
+                .image_pull_secrets
+                .iter()
+                .map(|s| json!({"name": s.value.name}))
+                .collect(),
+        );
+    }
+    let init: Vec<Value> = ctx
+        .inputs
+        .init_containers
         .iter()
-        .map(|t| TolerationPlan {
-            key: t.key.clone(),
-            operator: t.operator,
-            value: t.value.clone(),
-            effect: t.effect,
-            toleration_seconds: t.toleration_seconds,
-        })
+        .map(|c| c.value.clone())
+        .chain(ctx.inputs.sidecars.iter().map(|c| native_sidecar(&c.value)))
         .collect();
+    if !ctx.inputs.sidecars.is_empty() {
+        ctx.decisions.record(
+            "sidecars",
+            "initContainers with restartPolicy: Always",
+            "Kubernetes native sidecars (GA in 1.33) stop when the training container ends; a plain extra container would keep the pod, and so the job, running",
+        );
+    }
+    if !init.is_empty() {
+        put("initContainers", Value::Array(init));
+    }
+    put("containers", json!([Value::Object(container)]));
+    put("volumes", Value::Array(volumes));
+
+    let mut metadata = Map::new();
+    if !labels.is_empty() {
+        metadata.insert("labels".to_owned(), json!(labels));
+    }
+    metadata.insert("annotations".to_owned(), json!(annotations));
+    let mut template = json!({"metadata": metadata, "spec": pod_spec});
+    for overlay in ctx.inputs.overlays.clone() {
+        overlay::apply(ctx, &mut template, &overlay);
+    }
+    labels.clear();
 
     Pod {
-        labels: spec.labels.clone(),
-        annotations,
-        scheduler_name,
-        host_network: spec.host_network,
-        dns_policy,
-        node_selector: spec.node_selector.clone(),
-        tolerations,
+        template,
         container: Container {
             image: spec.image.clone(),
-            image_pull_policy: spec.image_pull_policy,
             command,
-            working_dir: spec.working_dir.clone(),
             env,
             resources,
             capabilities,
-            mounts,
         },
-        volumes,
+    }
+}
+
+/// The training container's securityContext: the job's, with rdmagen's capabilities
+/// added to (never replacing) its `capabilities.add`.
+fn security_context(ctx: &mut Ctx<'_>, capabilities: &[String]) -> Option<Value> {
+    let mut sc = ctx
+        .job
+        .value
+        .spec
+        .security_context
+        .clone()
+        .unwrap_or(json!({}));
+    if !capabilities.is_empty() {
+        let caps = &mut sc["capabilities"];
+        if !caps.is_object() {
+            *caps = json!({});
+        }
+        let add = &mut caps["add"];
+        let mut list: Vec<Value> = add.as_array().cloned().unwrap_or_default();
+        for cap in capabilities.iter().rev() {
+            if !list.iter().any(|c| c == cap.as_str()) {
+                list.insert(0, json!(cap));
+            }
+        }
+        *add = Value::Array(list);
+    }
+    (sc.as_object().is_some_and(|m| !m.is_empty())).then_some(sc)
+}
+
+/// A sidecar as Kubernetes runs it natively: an init container that keeps running.
+fn native_sidecar(container: &Value) -> Value {
+    let mut c = container.clone();
+    if let Value::Object(map) = &mut c {
+        map.insert("restartPolicy".to_owned(), json!("Always"));
+    }
+    c
+}
+
+/// What is wrong with a volume's source, if anything.
+fn volume_problem(v: &Volume) -> Option<&'static str> {
+    let sources = [
+        v.claim.is_some(),
+        v.nfs.is_some(),
+        v.csi.is_some(),
+        v.config_map.is_some(),
+        v.secret.is_some(),
+        v.host_path.is_some(),
+        v.empty_dir.is_some(),
+    ];
+    if sources.iter().filter(|s| **s).count() != 1 {
+        return Some(
+            "needs exactly one of `claim`, `nfs`, `csi`, `configMap`, `secret`, `hostPath` or `emptyDir`",
+        );
+    }
+    if let Some(path) = &v.host_path
+        && !path.starts_with('/')
+    {
+        return Some("has a `hostPath` that is not an absolute path on the node");
+    }
+    for name in [&v.config_map, &v.secret, &v.claim].into_iter().flatten() {
+        if name.is_empty() {
+            return Some("names no object: `configMap`, `secret` and `claim` take a name");
+        }
+    }
+    match (&v.csi, &v.persistent_volume) {
+        (Some(_), None) => Some(
+            "a `csi` volume needs `persistentVolume`: rdmagen mounts CSI storage through a PV and PVC",
+        ),
+        (_, Some(_)) if v.nfs.is_none() && v.csi.is_none() => {
+            Some("`persistentVolume` needs an `nfs` or `csi` source: it creates a claim for one")
+        }
+        _ => None,
+    }
+}
+
+/// A volume as the pod spec lists it.
+fn pod_volume(v: &Volume) -> Value {
+    let read_only = |mut source: Map<String, Value>| {
+        if v.read_only {
+            source.insert("readOnly".to_owned(), json!(true));
+        }
+        Value::Object(source)
+    };
+    let source = if let Some(pv) = &v.persistent_volume {
+        (
+            "persistentVolumeClaim",
+            read_only(obj(json!({"claimName": pv.claim_name}))),
+        )
+    } else if let Some(claim) = &v.claim {
+        (
+            "persistentVolumeClaim",
+            read_only(obj(json!({"claimName": claim}))),
+        )
+    } else if let Some(nfs) = &v.nfs {
+        (
+            "nfs",
+            read_only(obj(json!({"server": nfs.server, "path": nfs.path}))),
+        )
+    } else if let Some(name) = &v.config_map {
+        ("configMap", json!({"name": name}))
+    } else if let Some(name) = &v.secret {
+        ("secret", json!({"secretName": name}))
+    } else if let Some(path) = &v.host_path {
+        ("hostPath", json!({"path": path}))
+    } else if let Some(dir) = &v.empty_dir {
+        let mut source = Map::new();
+        if let Some(medium) = dir.medium {
+            source.insert("medium".to_owned(), json!(medium));
+        }
+        if let Some(size) = &dir.size_limit {
+            source.insert("sizeLimit".to_owned(), json!(size));
+        }
+        ("emptyDir", Value::Object(source))
+    } else {
+        ("emptyDir", json!({}))
+    };
+    let mut volume = Map::new();
+    volume.insert("name".to_owned(), json!(v.name));
+    volume.insert(source.0.to_owned(), source.1);
+    Value::Object(volume)
+}
+
+fn obj(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
     }
 }
 
 /// PV + PVC pairs for volumes with `persistentVolume`.
-pub fn storage(ctx: &mut Ctx<'_>) -> Vec<Storage> {
-    let spec = ctx.job.value.spec.clone();
+pub(super) fn storage(ctx: &mut Ctx<'_>) -> Vec<Storage> {
+    let volumes = ctx.inputs.volumes.clone();
     let mut out = Vec::new();
-    for (i, v) in spec.volumes.iter().enumerate() {
+    for sourced in &volumes {
+        let v = &sourced.value;
         let Some(pv) = &v.persistent_volume else {
             continue;
         };
         if v.nfs.is_none() && v.csi.is_none() {
             continue;
         }
-        check_quantity(
-            ctx,
-            &pv.capacity,
-            &[
-                Seg::Key("spec"),
-                Seg::Key("volumes"),
-                Seg::Index(i),
-                Seg::Key("persistentVolume"),
-                Seg::Key("capacity"),
-            ],
-        );
+        let mut at = sourced.origin.path("volumes");
+        at.extend([
+            Seg::Index(sourced.index),
+            Seg::Key("persistentVolume"),
+            Seg::Key("capacity"),
+        ]);
+        check_quantity_from(ctx, sourced.origin, &pv.capacity, &at);
         let volume_name =
             pv.volume_name
                 .clone()
@@ -266,12 +498,22 @@ pub fn storage(ctx: &mut Ctx<'_>) -> Vec<Storage> {
     out
 }
 
+fn check_quantity(ctx: &mut Ctx<'_>, text: &str, path: &[Seg<'_>]) -> Option<f64> {
+    check_quantity_from(ctx, Origin::Job, text, path)
+}
+
 /// A resource quantity: the Kubernetes syntax, and never negative (the API server
 /// rejects a negative request or limit). Returns its value when it is usable.
-fn check_quantity(ctx: &mut Ctx<'_>, text: &str, path: &[Seg<'_>]) -> Option<f64> {
+fn check_quantity_from(
+    ctx: &mut Ctx<'_>,
+    origin: Origin,
+    text: &str,
+    path: &[Seg<'_>],
+) -> Option<f64> {
     match quantity::value(text) {
         None => {
-            ctx.report(
+            ctx.report_from(
+                origin,
                 Rule::InvalidValue,
                 format!("`{text}` is not a Kubernetes quantity such as 64Gi or 500m"),
                 path,
@@ -279,7 +521,8 @@ fn check_quantity(ctx: &mut Ctx<'_>, text: &str, path: &[Seg<'_>]) -> Option<f64
             None
         }
         Some(v) if v < 0.0 => {
-            ctx.report(
+            ctx.report_from(
+                origin,
                 Rule::InvalidValue,
                 format!("`{text}` is negative; a resource quantity is at least 0"),
                 path,

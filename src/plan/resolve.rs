@@ -3,6 +3,7 @@
 use crate::check::{Findings, Rule};
 use crate::plan::Target;
 use crate::plan::decision::Decisions;
+use crate::plan::defaults::{self, Origin, PodInputs};
 use crate::plan::{
     Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
     target,
@@ -23,6 +24,8 @@ pub(super) struct Ctx<'a> {
     pub target: Target,
     pub findings: &'a mut Findings,
     pub decisions: Decisions,
+    /// The job's pod fields with the pool's defaults folded in.
+    pub inputs: PodInputs,
 }
 
 impl Ctx<'_> {
@@ -33,6 +36,21 @@ impl Ctx<'_> {
 
     pub fn report(&mut self, rule: Rule, message: impl Into<String>, path: &[Seg<'_>]) {
         let at = self.job_at(path);
+        self.findings.at(rule, message, at);
+    }
+
+    /// Report at `path` of the document `origin` names: the job, or its pool.
+    pub fn report_from(
+        &mut self,
+        origin: Origin,
+        rule: Rule,
+        message: impl Into<String>,
+        path: &[Seg<'_>],
+    ) {
+        let at = match origin {
+            Origin::Job => self.job.doc.locate(path),
+            Origin::Pool => self.pool.doc.locate(path),
+        };
         self.findings.at(rule, message, at);
     }
 
@@ -64,6 +82,14 @@ pub fn resolve(
         format!("pool `{}`: {}", pool.value.metadata.name, profile.source),
     );
     let target = target::decide(pool, profile, &mut decisions);
+    let inputs = defaults::merge(
+        &pool.value.metadata.name,
+        &pool.value.spec.job_defaults,
+        &job.value.spec,
+        &job.value.metadata.labels,
+        &job.value.metadata.annotations,
+        &mut decisions,
+    );
     let mut ctx = Ctx {
         job,
         pool,
@@ -71,6 +97,7 @@ pub fn resolve(
         target,
         findings,
         decisions,
+        inputs,
     };
     let spec = &job.value.spec;
     let meta = &job.value.metadata;
@@ -113,7 +140,18 @@ pub fn resolve(
     Plan {
         name: meta.name.clone(),
         namespace: meta.namespace.clone(),
-        labels: spec.labels.clone(),
+        labels: ctx
+            .inputs
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect(),
+        annotations: ctx
+            .inputs
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect(),
         nproc_per_node: launch.nproc_per_node,
         run_policy,
         replicas,

@@ -9,6 +9,7 @@
 //! that never ends, or output that grows without bound, fails that job's render
 //! instead of hanging or exhausting memory.
 
+mod block;
 mod yaml_scalar;
 
 use std::path::Path;
@@ -49,6 +50,7 @@ impl Renderer {
         env.set_auto_escape_callback(|_| AutoEscape::Custom("yaml".into()));
         env.set_formatter(format_value);
         env.add_filter("comment", comment);
+        env.add_filter("yaml", yaml_block);
         let mut sources: Vec<(&str, String)> = EMBEDDED
             .iter()
             .map(|(name, text)| (*name, (*text).to_owned()))
@@ -236,6 +238,20 @@ fn comment(text: &str) -> Value {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     Value::from_safe_string(clean)
+}
+
+/// `value` as block YAML, each line indented by `indent` spaces, without a final
+/// newline: `{{ pod.spec|yaml(10) }}` on a line of its own. Every string goes through
+/// [`scalar`], so no value can change the document's structure.
+fn yaml_block(value: &Value, indent: usize) -> Result<Value, minijinja::Error> {
+    let json: serde_json::Value = serde_json::to_value(value)
+        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, format!("yaml: {e}")))?;
+    let mut out = String::new();
+    block::write(&mut out, &json, indent);
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    Ok(Value::from_safe_string(out))
 }
 
 /// Writes every interpolated value as YAML: strings plain when unambiguous, otherwise double-quoted and escaped,

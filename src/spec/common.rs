@@ -1,5 +1,7 @@
 //! Pieces shared by Job and Pool documents.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -19,6 +21,16 @@ pub struct Metadata {
     /// Namespace of the generated objects; omitted when absent.
     #[serde(default)]
     pub namespace: Option<String>,
+    /// Labels. A Job's land on the PyTorchJob and on its pods; a Pool's describe the
+    /// Pool only (labels for its jobs go in `spec.jobDefaults.labels`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations. A Job's land on the PyTorchJob and on its pods; a Pool's describe
+    /// the Pool only (annotations for its jobs go in `spec.jobDefaults.annotations`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// Schema of a string that YAML lets users write bare: `128`, `22`, `true` and `1.5`

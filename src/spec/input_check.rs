@@ -41,6 +41,15 @@ pub fn check(
     }
 }
 
+/// Fields that moved: where a Job's `spec.labels` and `spec.annotations` live now.
+fn moved(pointer: &str, field: &str) -> Option<&'static str> {
+    match (pointer, field) {
+        ("/spec", "labels") => Some("metadata.labels"),
+        ("/spec", "annotations") => Some("metadata.annotations"),
+        _ => None,
+    }
+}
+
 fn report(
     doc: &Document,
     schema: &Value,
@@ -54,9 +63,15 @@ fn report(
             let allowed = properties_at(schema, &pointer);
             for field in unexpected {
                 let at = doc.locate_pointer(&format!("{pointer}/{}", escape(field)));
-                let hint = match closest(field, allowed.iter().map(String::as_str)) {
-                    Some(near) => format!("; did you mean `{near}`?"),
-                    None => format!("; expected one of {}", allowed.join(", ")),
+                let hint = match (
+                    moved(&pointer, field),
+                    closest(field, allowed.iter().map(String::as_str)),
+                ) {
+                    (Some(place), _) => {
+                        format!("; it moved to `{place}`, where Kubernetes keeps it")
+                    }
+                    (None, Some(near)) => format!("; did you mean `{near}`?"),
+                    (None, None) => format!("; expected one of {}", allowed.join(", ")),
                 };
                 findings.at(
                     Rule::InputShape,

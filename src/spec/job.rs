@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::dockerfile::{Family, PackageSet};
+use crate::kubernetes::input_schema as k8s;
 use crate::spec::common::{ApiVersion, Metadata, ScalarString};
 
 /// A distributed PyTorch training job.
@@ -63,10 +65,14 @@ pub struct JobSpec {
     /// Working directory of the container.
     #[serde(default)]
     pub working_dir: Option<String>,
-    /// Extra environment variables of the container.
+    /// Extra environment variables of the container: a value, or
+    /// `{valueFrom: <EnvVarSource>}` (a Secret or ConfigMap key, a pod field, a resource).
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ScalarString>")]
-    pub env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, EnvValue>,
+    /// Environment variables from whole ConfigMaps or Secrets (Kubernetes EnvFromSource).
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::EnvFromSource>")]
+    pub env_from: Vec<Value>,
     /// Size limit of the memory-backed /dev/shm, e.g. 64Gi.
     #[serde(default)]
     #[schemars(with = "Option<ScalarString>")]
@@ -77,14 +83,6 @@ pub struct JobSpec {
     /// Volumes mounted into every pod.
     #[serde(default)]
     pub volumes: Vec<Volume>,
-    /// Labels of the PyTorchJob and its pods.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ScalarString>")]
-    pub labels: BTreeMap<String, String>,
-    /// Annotations of the pods.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ScalarString>")]
-    pub annotations: BTreeMap<String, String>,
     /// nodeSelector of the pods.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, ScalarString>")]
@@ -104,6 +102,131 @@ pub struct JobSpec {
     /// Also write DIR/<job>/Dockerfile: the base image plus the RDMA user-space install.
     #[serde(default)]
     pub image_build: Option<ImageBuild>,
+    /// Secrets holding credentials of a private registry, e.g. `[{name: regcred}]`.
+    #[serde(default)]
+    pub image_pull_secrets: Vec<ObjectName>,
+    /// ServiceAccount the pods run as.
+    #[serde(default)]
+    pub service_account_name: Option<String>,
+    /// PriorityClass of the pods.
+    #[serde(default)]
+    pub priority_class_name: Option<String>,
+    /// Affinity of the pods (Kubernetes Affinity).
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::Affinity>")]
+    pub affinity: Option<Value>,
+    /// Security settings of the training container (Kubernetes SecurityContext),
+    /// merged with rdmagen's: capabilities add to IPC_LOCK, never replace it.
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::SecurityContext>")]
+    pub security_context: Option<Value>,
+    /// Containers that run to completion before the training container starts.
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub init_containers: Vec<Value>,
+    /// Containers that run beside the training container for the pod's life, written
+    /// as Kubernetes native sidecars (init containers with `restartPolicy: Always`),
+    /// which stop when training ends instead of keeping the pod alive.
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub sidecars: Vec<Value>,
+    /// A partial Kubernetes PodTemplateSpec merged last over the rendered pod template
+    /// (strategic merge: containers, env, volumes and mounts by name). What rdmagen
+    /// decides (RDMA resource, IPC_LOCK, NCCL variables, the command) cannot be changed.
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::PodTemplateOverlay>")]
+    pub pod_template: Option<Value>,
+}
+
+/// A reference by name, e.g. an image pull Secret.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectName {
+    pub name: String,
+}
+
+/// An environment variable's value: text, or where Kubernetes takes it from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvValue {
+    Text(String),
+    /// A Kubernetes EnvVarSource (`secretKeyRef`, `configMapKeyRef`, `fieldRef`,
+    /// `resourceFieldRef`).
+    From(Value),
+}
+
+impl JsonSchema for EnvValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EnvValue".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let text = generator.subschema_for::<ScalarString>();
+        let source = generator.subschema_for::<k8s::EnvVarSource>();
+        schemars::json_schema!({
+            "description": "A value, or `{valueFrom: ...}` (Kubernetes EnvVarSource).",
+            "anyOf": [
+                text,
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["valueFrom"],
+                    "properties": {"valueFrom": source}
+                }
+            ]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for EnvValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EnvValueVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for EnvValueVisitor {
+            type Value = EnvValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a value or {valueFrom: ...}")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_owned()))
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<EnvValue, A::Error> {
+                let mut source = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "valueFrom" {
+                        return Err(serde::de::Error::unknown_field(&key, &["valueFrom"]));
+                    }
+                    source = Some(map.next_value::<Value>()?);
+                }
+                source
+                    .map(EnvValue::From)
+                    .ok_or_else(|| serde::de::Error::missing_field("valueFrom"))
+            }
+        }
+
+        d.deserialize_str(EnvValueVisitor)
+    }
 }
 
 /// How to build the job's image with the RDMA user space.
@@ -165,14 +288,30 @@ pub struct Resources {
     pub memory: Option<String>,
 }
 
-/// A volume mounted into every pod. Exactly one of `claim`, `nfs`, `csi`.
+/// A volume mounted into every pod's training container. Exactly one source:
+/// `claim`, `nfs`, `csi`, `configMap`, `secret`, `hostPath` or `emptyDir`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Volume {
     pub name: String,
     pub mount_path: String,
+    /// Mount one path inside the volume instead of its root.
+    #[serde(default)]
+    pub sub_path: Option<String>,
     #[serde(default)]
     pub read_only: bool,
+    /// A ConfigMap, by name.
+    #[serde(default)]
+    pub config_map: Option<String>,
+    /// A Secret, by name.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// A directory on the node, by absolute path.
+    #[serde(default)]
+    pub host_path: Option<String>,
+    /// Scratch space that lives as long as the pod.
+    #[serde(default)]
+    pub empty_dir: Option<EmptyDirSource>,
     /// An existing PersistentVolumeClaim.
     #[serde(default)]
     pub claim: Option<String>,
@@ -186,6 +325,23 @@ pub struct Volume {
     /// mount the claim.
     #[serde(default)]
     pub persistent_volume: Option<PersistentVolumeRequest>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EmptyDirSource {
+    /// `Memory` for a tmpfs; default: the node's disk.
+    #[serde(default)]
+    pub medium: Option<StorageMedium>,
+    /// Most the volume may hold, e.g. 100Gi.
+    #[serde(default)]
+    #[schemars(with = "Option<ScalarString>")]
+    pub size_limit: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+pub enum StorageMedium {
+    Memory,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -232,28 +388,28 @@ pub enum AccessMode {
     ReadWriteOncePod,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Toleration {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<TolerationOperator>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<TaintEffect>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum TolerationOperator {
     Exists,
     Equal,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum TaintEffect {
     NoSchedule,
     PreferNoSchedule,

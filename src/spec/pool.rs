@@ -1,9 +1,14 @@
 //! The Pool: what a platform team knows about a set of GPU nodes and their network.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
-use crate::spec::common::{ApiVersion, Metadata};
+use crate::kubernetes::input_schema as k8s;
+use crate::spec::common::{ApiVersion, Metadata, ScalarString};
+use crate::spec::job::{EnvValue, ObjectName, Toleration, Volume};
 use crate::spec::target::TargetSpec;
 
 /// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
@@ -36,6 +41,70 @@ pub struct PoolSpec {
     /// The pod scheduler, e.g. `{name: volcano, queue: default}`.
     #[serde(default)]
     pub scheduler: Option<SchedulerSpec>,
+    /// What every job on the pool's nodes gets unless the job says otherwise.
+    #[serde(default)]
+    pub job_defaults: JobDefaults,
+}
+
+/// Defaults for every job on a pool. A job's own value wins: maps (`nodeSelector`,
+/// `env`, `labels`, `annotations`) merge key by key, named lists (`volumes`,
+/// `imagePullSecrets`, `initContainers`, `sidecars`) item by name, `tolerations` and
+/// `envFrom` add up, `affinity` merges by kind (nodeAffinity, podAffinity,
+/// podAntiAffinity), and a single value is replaced.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobDefaults {
+    /// Node labels the pool's nodes carry, e.g. `{gpu.example.com/model: h100}`: keeps
+    /// jobs off other pools' nodes that share the GPU resource name.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Tolerations of the pool's taints.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+    /// Affinity of the pods (Kubernetes Affinity).
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::Affinity>")]
+    pub affinity: Option<Value>,
+    /// Registry credentials every job needs.
+    #[serde(default)]
+    pub image_pull_secrets: Vec<ObjectName>,
+    /// Environment variables of every job's training container.
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+    /// Environment from whole ConfigMaps or Secrets (Kubernetes EnvFromSource).
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::EnvFromSource>")]
+    pub env_from: Vec<Value>,
+    /// Labels of every job's PyTorchJob and pods.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations of every job's PyTorchJob and pods.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub annotations: BTreeMap<String, String>,
+    /// Volumes every job mounts, e.g. the shared dataset file system.
+    #[serde(default)]
+    pub volumes: Vec<Volume>,
+    /// PriorityClass of the pods.
+    #[serde(default)]
+    pub priority_class_name: Option<String>,
+    /// ServiceAccount the pods run as.
+    #[serde(default)]
+    pub service_account_name: Option<String>,
+    /// Init containers every job runs first.
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub init_containers: Vec<Value>,
+    /// Sidecars every job runs (native sidecars, as a job's `sidecars`).
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub sidecars: Vec<Value>,
+    /// A partial PodTemplateSpec merged over every job's pods, before the job's own.
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::PodTemplateOverlay>")]
+    pub pod_template: Option<Value>,
 }
 
 /// Platforms whose conventions rdmagen knows.

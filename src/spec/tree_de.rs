@@ -103,6 +103,11 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        // A type that also takes a mapping (an env value or `{valueFrom: ...}`) asks
+        // for a string and gets the mapping; any other visitor refuses it.
+        if !matches!(self.0.kind, NodeKind::Scalar { .. }) {
+            return self.deserialize_any(visitor);
+        }
         let text = self.scalar()?;
         self.here(visitor.visit_str(text))
     }

@@ -1,0 +1,185 @@
+//! Strategic merge of a partial Kubernetes object over a whole one, driven by the
+//! vendored definitions' `x-kubernetes-patch-strategy` and
+//! `x-kubernetes-patch-merge-key` (what `kubectl patch --type strategic` does):
+//!
+//! - objects merge key by key; `null` removes a key;
+//! - a list with patch strategy `merge` and a merge key (containers, env, volumes,
+//!   volumeMounts, imagePullSecrets, ...) merges item by item on that key, and an
+//!   item `{<key>: ..., $patch: delete}` removes the item with that key;
+//! - a list with patch strategy `merge` and no key is a set union;
+//! - every other list, and every scalar, is replaced.
+
+use serde_json::{Map, Value};
+
+use crate::kubernetes::definitions::{DEFINITIONS, ref_name};
+
+/// The directive key of strategic-merge patches.
+pub const PATCH_DIRECTIVE: &str = "$patch";
+
+/// Merge `patch` into `base`, both instances of the definition `definition`.
+pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str) {
+    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    merge_value(base, patch, &schema);
+}
+
+/// The schema `schema` stands for, following one `$ref`.
+fn resolve(schema: &Value) -> &Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => DEFINITIONS.get(ref_name(r)).unwrap_or(&Value::Null),
+        None => schema,
+    }
+}
+
+fn merge_value(base: &mut Value, patch: &Value, schema: &Value) {
+    let schema = resolve(schema);
+    match (base, patch) {
+        (Value::Object(base), Value::Object(patch)) => merge_object(base, patch, schema),
+        (base, Value::Array(items)) if base.is_array() => merge_list(base, items, schema),
+        (base, patch) => *base = without_directives(patch),
+    }
+}
+
+fn merge_object(base: &mut Map<String, Value>, patch: &Map<String, Value>, schema: &Value) {
+    for (key, value) in patch {
+        if key == PATCH_DIRECTIVE {
+            continue;
+        }
+        if value.is_null() {
+            base.remove(key);
+            continue;
+        }
+        let field = field_schema(schema, key);
+        match base.get_mut(key) {
+            Some(existing) => merge_value(existing, value, &field),
+            None => {
+                base.insert(key.clone(), without_directives(value));
+            }
+        }
+    }
+}
+
+/// The schema of `key` in an object schema: a property, or the map's value schema.
+fn field_schema(schema: &Value, key: &str) -> Value {
+    schema
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| schema.get("additionalProperties").filter(|v| v.is_object()))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
+    let strategy = schema
+        .get("x-kubernetes-patch-strategy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let merges = strategy.split(',').any(|s| s == "merge");
+    let key = schema
+        .get("x-kubernetes-patch-merge-key")
+        .and_then(Value::as_str);
+    let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+    let Value::Array(list) = base else {
+        return;
+    };
+    match (merges, key) {
+        (true, Some(key)) => {
+            for item in items {
+                let id = item.get(key);
+                let at = id.and_then(|id| list.iter().position(|b| b.get(key) == Some(id)));
+                let delete = item.get(PATCH_DIRECTIVE).and_then(Value::as_str) == Some("delete");
+                match (at, delete) {
+                    (Some(i), true) => {
+                        list.remove(i);
+                    }
+                    (None, true) => {}
+                    (Some(i), false) => merge_value(&mut list[i], item, &item_schema),
+                    (None, false) => list.push(without_directives(item)),
+                }
+            }
+        }
+        (true, None) => {
+            for item in items {
+                if !list.contains(item) {
+                    list.push(item.clone());
+                }
+            }
+        }
+        _ => *list = items.iter().map(without_directives).collect(),
+    }
+}
+
+/// A patch value as it lands in the result: directives and nulls are patch syntax.
+fn without_directives(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| *k != PATCH_DIRECTIVE && !v.is_null())
+                .map(|(k, v)| (k.clone(), without_directives(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_directives).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::strategic_merge;
+    use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
+
+    fn merged(base: serde_json::Value, patch: serde_json::Value) -> serde_json::Value {
+        let mut base = base;
+        strategic_merge(&mut base, &patch, POD_TEMPLATE_SPEC);
+        base
+    }
+
+    #[test]
+    fn containers_env_and_volumes_merge_by_name() {
+        let base = json!({"spec": {
+            "containers": [{"name": "pytorch", "image": "a",
+                "env": [{"name": "A", "value": "1"}],
+                "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}],
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]}});
+        let patch = json!({"spec": {
+            "containers": [{"name": "pytorch",
+                "env": [{"name": "B", "value": "2"}],
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+            "volumes": [{"name": "data", "hostPath": {"path": "/mnt"}}],
+            "hostIPC": true}});
+        assert_eq!(
+            merged(base, patch),
+            json!({"spec": {
+                "containers": [{"name": "pytorch", "image": "a",
+                    "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+                    "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"},
+                                     {"name": "data", "mountPath": "/data"}]}],
+                "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                            {"name": "data", "hostPath": {"path": "/mnt"}}],
+                "hostIPC": true}})
+        );
+    }
+
+    #[test]
+    fn atomic_lists_are_replaced_and_null_or_delete_removes() {
+        let base = json!({"spec": {
+            "containers": [{"name": "pytorch", "command": ["torchrun"],
+                "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
+            "tolerations": [{"key": "a", "operator": "Exists"}],
+            "nodeSelector": {"x": "1", "y": "2"}}});
+        let patch = json!({"spec": {
+            "containers": [{"name": "pytorch", "command": ["bash"],
+                "env": [{"name": "A", "$patch": "delete"}]}],
+            "tolerations": [{"key": "b", "operator": "Exists"}],
+            "nodeSelector": {"y": null, "z": "3"}}});
+        assert_eq!(
+            merged(base, patch),
+            json!({"spec": {
+                "containers": [{"name": "pytorch", "command": ["bash"],
+                    "env": [{"name": "B", "value": "2"}]}],
+                "tolerations": [{"key": "b", "operator": "Exists"}],
+                "nodeSelector": {"x": "1", "z": "3"}}})
+        );
+    }
+}
