@@ -367,10 +367,12 @@ fn volume_problem(v: &Volume) -> Option<&'static str> {
             "needs exactly one of `claim`, `nfs`, `csi`, `configMap`, `secret`, `hostPath` or `emptyDir`",
         );
     }
-    if let Some(path) = &v.host_path
-        && !path.starts_with('/')
-    {
-        return Some("has a `hostPath` that is not an absolute path on the node");
+    match v.host_path.as_deref() {
+        Some("") => return Some("has a `hostPath` without a path: give a directory on the node"),
+        Some(path) if !path.starts_with('/') => {
+            return Some("has a `hostPath` that is not an absolute path on the node");
+        }
+        _ => {}
     }
     for name in [&v.config_map, &v.secret, &v.claim].into_iter().flatten() {
         if name.is_empty() {

@@ -47,7 +47,10 @@ fn job_yaml(c: &Case) -> String {
     format!(
         "apiVersion: rdmagen/v1alpha1
 kind: Job
-metadata: {{name: j}}
+metadata:
+  name: j
+  labels: {{{}: {}}}
+  annotations: {{example.com/note: {}}}
 spec:
   pool: p
   image: {}
@@ -56,14 +59,17 @@ spec:
   script: train.py
   args: [{}]
   env: {{USER_VALUE: {}}}
-  labels: {{{}: {}}}
-  annotations: {{example.com/note: {}}}
+  podTemplate:
+    spec:
+      nodeSelector: {{{}: {}}}
 ",
+        quote(&c.label_key),
+        quote(&c.label),
+        quote(&c.annotation),
         quote(&c.image),
         quote(&c.arg),
         quote(&c.env),
         quote(&c.label_key),
-        quote(&c.label),
         quote(&c.annotation)
     )
 }
@@ -112,6 +118,11 @@ proptest! {
             prop_assert_eq!(&template["metadata"]["labels"][&case.label_key], &Value::from(case.label.as_str()));
             prop_assert_eq!(
                 &template["metadata"]["annotations"]["example.com/note"],
+                &Value::from(case.annotation.as_str())
+            );
+            // A podTemplate overlay is printed by the block writer, not the template.
+            prop_assert_eq!(
+                &template["spec"]["nodeSelector"][&case.label_key],
                 &Value::from(case.annotation.as_str())
             );
         }
