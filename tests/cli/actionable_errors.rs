@@ -1,0 +1,80 @@
+//! Errors people can act on (issue 12): an enum error lists the accepted values and
+//! names the nearest. A Pool and a Job in separate files, as `render JOB --pools POOL`
+//! reads them; whole stderr compared.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::support::{rdmagen_in, text};
+
+const JOB: &str = "apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {name: j}
+spec:
+  pool: p
+  image: img:1
+  nodes: 2
+  gpusPerNode: 8
+  script: t.py
+";
+
+/// A valid RoCE pool; each test replaces one of its lines.
+const POOL: &str = "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {name: p}
+spec:
+  platform: generic
+  gpu: {perNode: 8}
+  network:
+    fabric: roce
+    hcas: [mlx5_1, mlx5_2]
+    socketIfname: eth0
+    gidIndex: 3
+";
+
+fn edit(base: &str, old: &str, new: &str) -> String {
+    assert!(base.contains(old), "{old}");
+    base.replace(old, new)
+}
+
+/// `rdmagen render job.yaml [--pools pools.yaml] -o out --format brief` in a fresh
+/// directory holding `files`; checks that nothing was written.
+fn render(files: &[(&str, &str)], pools: bool) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let mut args = vec!["render", "job.yaml", "-o", "out", "--format", "brief"];
+    if pools {
+        args.extend(["--pools", "pools.yaml"]);
+    }
+    let out = rdmagen_in(dir.path(), &args);
+    assert_nothing_written(dir.path(), &out);
+    (out.status.code(), text(&out.stderr))
+}
+
+fn assert_nothing_written(dir: &Path, out: &Output) {
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(!dir.join("out").exists(), "created the output directory");
+}
+
+#[test]
+fn enum_errors_list_the_accepted_values_and_the_nearest() {
+    let pool = edit(POOL, "platform: generic", "platform: aistuido");
+    let pool = edit(&pool, "fabric: roce", "fabric: RoCE");
+    let pool = edit(&pool, "gidIndex: 3", "gidIndex: \"3\"");
+    let job = format!("{JOB}  restartPolicy: onfailure\n  imagePullPolicy: always\n");
+    let (code, stderr) = render(&[("job.yaml", &job), ("pools.yaml", &pool)], true);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "\
+job.yaml:10:3: error[RDG004]: spec.restartPolicy: expected one of `OnFailure`, `Never`, `Always` or `ExitCode`, got `onfailure`; did you mean `OnFailure`?
+job.yaml:11:3: error[RDG004]: spec.imagePullPolicy: expected one of `Always`, `IfNotPresent` or `Never`, got `always`; did you mean `Always`?
+pools.yaml:5:3: error[RDG004]: spec.platform: expected one of `generic`, `aistudio`, `cubestudio` or `cce`, got `aistuido`; did you mean `aistudio`?
+pools.yaml:8:5: error[RDG004]: spec.network.fabric: expected one of `roce`, `ib` or `tcp`, got `RoCE`; did you mean `roce`?
+pools.yaml:11:5: error[RDG004]: spec.network.gidIndex: expected a non-negative integer or `auto`, got the string `\"3\"` (write 3 without quotes)
+error: 5 findings fail the run; nothing was written
+"
+    );
+}
