@@ -23,7 +23,7 @@ use crate::spec::tree::Seg;
 pub use sink::{Collect, Discard, Order, Sink};
 
 use pools::{Pools, pool_findings};
-use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read, read_file};
+use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read};
 
 /// What to render.
 #[derive(Debug, Default, Clone)]
@@ -118,7 +118,10 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     let mut total = Partial::default();
     let mut pools = Pools::default();
     for (i, path) in pool_files.iter().enumerate() {
-        let docs = read_file(path, &read(path)?, &mut total);
+        let text = read(path)?;
+        let name = display_name(path);
+        let before = total.findings.len();
+        let docs = read_documents(&name, &text, &mut total.findings);
         for (_, job) in docs.jobs {
             total.findings.at(
                 Rule::UnknownDocument,
@@ -126,8 +129,13 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
                 job.doc.locate(&[Seg::Key("kind")]),
             );
         }
+        let mut cited = total.findings.len() > before;
         for (d, pool) in docs.pools {
-            pools.register((inputs.len() + i, d), pool);
+            cited |= pools.register((inputs.len() + i, d), pool);
+        }
+        // Kept for the snippets of the findings that point into it.
+        if cited {
+            total.sources.add(name, Arc::from(text));
         }
     }
     let mut run = Run {

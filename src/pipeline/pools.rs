@@ -22,17 +22,24 @@ pub(super) struct Pools {
 }
 
 impl Pools {
-    pub(super) fn register(&mut self, order: Order, pool: Loaded<PoolDocument>) {
+    /// Add a definition; true when a finding may point into it (its checks found
+    /// something, or its name is taken), so that its file's text must be kept.
+    pub(super) fn register(&mut self, order: Order, pool: Loaded<PoolDocument>) -> bool {
         let pool = Arc::new(pool);
         let name = pool.value.metadata.name.clone();
-        if !self.by_name.contains_key(&name) {
+        let cited = if self.by_name.contains_key(&name) {
+            true
+        } else {
             let mut findings = Findings::default();
             plan::check_pool(&pool, &mut findings);
             let broken = findings.errors() > 0;
+            let cited = !findings.is_empty();
             self.checks.insert(name.clone(), (findings, broken));
             self.by_name.insert(name, pool.clone());
-        }
+            cited
+        };
         self.all.push((order, pool));
+        cited
     }
 
     pub(super) fn broken(&self, name: &str) -> bool {

@@ -14,7 +14,7 @@ use crate::pipeline::{Order, RenderedJob, Sink};
 use crate::plan::{self, Decision};
 use crate::render::Renderer;
 use crate::source::{Location, Sources};
-use crate::spec::load::{FileDocuments, display_name, read_documents};
+use crate::spec::load::{display_name, read_documents};
 use crate::spec::tree::Seg;
 use crate::spec::{JobDocument, Loaded, PoolDocument};
 
@@ -92,17 +92,6 @@ pub(super) fn read(path: &Path) -> Result<String, Error> {
     crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
-/// Parse a file; keep its text when it produced findings (for their snippets).
-pub(super) fn read_file(path: &Path, text: &str, partial: &mut Partial) -> FileDocuments {
-    let name = display_name(path);
-    let before = partial.findings.len();
-    let docs = read_documents(&name, text, &mut partial.findings);
-    if partial.findings.len() > before {
-        partial.sources.add(name, Arc::from(text));
-    }
-    docs
-}
-
 /// Handle `files` on every core: each worker takes the next file until none is left.
 pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
     let workers = std::thread::available_parallelism()
@@ -127,16 +116,17 @@ pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial
             let before = partial.findings.len() + partial.job_findings.len();
             let name = display_name(path);
             let docs = read_documents(&name, &text, &mut partial.findings);
+            let mut cited = false;
             if !docs.pools.is_empty() {
                 let mut pools = run.pools.write().unwrap_or_else(|p| p.into_inner());
                 for (d, pool) in docs.pools {
-                    pools.register((*i, d), pool);
+                    cited |= pools.register((*i, d), pool);
                 }
             }
             for (d, job) in docs.jobs {
                 job_done(run, (*i, d), job, &mut partial);
             }
-            if partial.findings.len() + partial.job_findings.len() > before {
+            if cited || partial.findings.len() + partial.job_findings.len() > before {
                 partial.sources.add(name, Arc::from(text));
             }
         }

@@ -1,6 +1,6 @@
 //! Errors people can act on (issue 12): an enum error lists the accepted values and
-//! names the nearest. A Pool and a Job in separate files, as `render JOB --pools POOL`
-//! reads them; whole stderr compared.
+//! names the nearest; a pool's problems point into the pool's file. A Pool and a Job
+//! in separate files, as `render JOB --pools POOL` reads them; whole stderr compared.
 
 use std::path::Path;
 use std::process::Output;
@@ -75,6 +75,34 @@ pools.yaml:5:3: error[RDG004]: spec.platform: expected one of `generic`, `aistud
 pools.yaml:8:5: error[RDG004]: spec.network.fabric: expected one of `roce`, `ib` or `tcp`, got `RoCE`; did you mean `roce`?
 pools.yaml:11:5: error[RDG004]: spec.network.gidIndex: expected a non-negative integer or `auto`, got the string `\"3\"` (write 3 without quotes)
 error: 5 findings fail the run; nothing was written
+"
+    );
+}
+
+#[test]
+fn a_pool_finding_quotes_the_pools_line() {
+    // The text of a --pools file is kept for its pool checks' findings too.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
+    let pool = edit(POOL, "gidIndex: 3", "gidIndex: 3\n    ibTimeout: 40");
+    std::fs::write(dir.path().join("pools.yaml"), pool).unwrap();
+    let out = rdmagen_in(
+        dir.path(),
+        &["render", "job.yaml", "--pools", "pools.yaml", "-o", "out"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_nothing_written(dir.path(), &out);
+    assert_eq!(
+        text(&out.stderr),
+        "\
+error[RDG041]: ibTimeout is 40; NCCL_IB_TIMEOUT accepts 0-31
+  --> pools.yaml:12:5
+   |
+12 |     ibTimeout: 40
+   |     ^
+   = RDG041: an NCCL setting is outside the range NCCL accepts (source: NCCL user guide, environment variables (env.rst))
+
+error: 1 finding fail the run; nothing was written
 "
     );
 }
