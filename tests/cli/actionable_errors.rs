@@ -80,6 +80,30 @@ error: 5 findings fail the run; nothing was written
 }
 
 #[test]
+fn a_pools_values_are_judged_at_the_pools_line() {
+    // Both reach NCCL verbatim; they used to be found only in the rendered manifest,
+    // and reported at line 1 of the job file.
+    let cases = [
+        (
+            edit(POOL, "gidIndex: 3", "gidIndex: 300"),
+            "pools.yaml:11:5: error[RDG041]: gidIndex is 300; NCCL_IB_GID_INDEX accepts 0-255",
+        ),
+        (
+            edit(POOL, "socketIfname: eth0", "socketIfname: \"eth0,,\""),
+            "pools.yaml:10:5: error[RDG045]: socketIfname: NCCL_SOCKET_IFNAME=`eth0,,`: `` is not an interface name or prefix",
+        ),
+    ];
+    for (pool, line) in cases {
+        let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &pool)], true);
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            stderr,
+            format!("{line}\nerror: 1 finding fail the run; nothing was written\n")
+        );
+    }
+}
+
+#[test]
 fn a_pool_finding_quotes_the_pools_line() {
     // The text of a --pools file is kept for its pool checks' findings too.
     let dir = tempfile::tempdir().unwrap();
