@@ -1,6 +1,7 @@
 //! Errors people can act on (issue 12): an enum error lists the accepted values and
-//! names the nearest; a pool's problems point into the pool's file. A Pool and a Job
-//! in separate files, as `render JOB --pools POOL` reads them; whole stderr compared.
+//! names the nearest; a pool's problems point into the pool's file; a job whose pool
+//! failed to load says so, after the pool's errors. A Pool and a Job in separate
+//! files, as `render JOB --pools POOL` reads them; whole stderr compared.
 
 use std::path::Path;
 use std::process::Output;
@@ -37,17 +38,18 @@ fn edit(base: &str, old: &str, new: &str) -> String {
     base.replace(old, new)
 }
 
-/// `rdmagen render job.yaml [--pools pools.yaml] -o out --format brief` in a fresh
-/// directory holding `files`; checks that nothing was written.
-fn render(files: &[(&str, &str)], pools: bool) -> (Option<i32>, String) {
+const WITH_POOLS: &[&str] = &["--pools", "pools.yaml"];
+
+/// `rdmagen render job.yaml EXTRA... -o out --format brief` in a fresh directory
+/// holding `files`; checks that nothing was written.
+fn render(files: &[(&str, &str)], extra: &[&str]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     for (name, body) in files {
         std::fs::write(dir.path().join(name), body).unwrap();
     }
-    let mut args = vec!["render", "job.yaml", "-o", "out", "--format", "brief"];
-    if pools {
-        args.extend(["--pools", "pools.yaml"]);
-    }
+    let mut args = vec!["render", "job.yaml"];
+    args.extend(extra);
+    args.extend(["-o", "out", "--format", "brief"]);
     let out = rdmagen_in(dir.path(), &args);
     assert_nothing_written(dir.path(), &out);
     (out.status.code(), text(&out.stderr))
@@ -64,7 +66,7 @@ fn enum_errors_list_the_accepted_values_and_the_nearest() {
     let pool = edit(&pool, "fabric: roce", "fabric: RoCE");
     let pool = edit(&pool, "gidIndex: 3", "gidIndex: \"3\"");
     let job = format!("{JOB}  restartPolicy: onfailure\n  imagePullPolicy: always\n");
-    let (code, stderr) = render(&[("job.yaml", &job), ("pools.yaml", &pool)], true);
+    let (code, stderr) = render(&[("job.yaml", &job), ("pools.yaml", &pool)], WITH_POOLS);
     assert_eq!(code, Some(1));
     assert_eq!(
         stderr,
@@ -94,7 +96,7 @@ fn a_pools_values_are_judged_at_the_pools_line() {
         ),
     ];
     for (pool, line) in cases {
-        let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &pool)], true);
+        let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &pool)], WITH_POOLS);
         assert_eq!(code, Some(1));
         assert_eq!(
             stderr,
@@ -126,6 +128,65 @@ error[RDG041]: ibTimeout is 40; NCCL_IB_TIMEOUT accepts 0-31
    |     ^
    = RDG041: an NCCL setting is outside the range NCCL accepts (source: NCCL user guide, environment variables (env.rst))
 
+error: 1 finding fail the run; nothing was written
+"
+    );
+}
+
+#[test]
+fn a_job_on_a_pool_that_failed_to_load_says_so_after_the_pools_errors() {
+    let pool = edit(POOL, "fabric: roce", "fabric: RoCE");
+    // From --pools, or as an input after the job: either way the cause comes first,
+    // though job.yaml sorts before pools.yaml.
+    for extra in [WITH_POOLS, &["pools.yaml"]] {
+        let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &pool)], extra);
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            stderr,
+            "\
+pools.yaml:8:5: error[RDG004]: spec.network.fabric: expected one of `roce`, `ib` or `tcp`, got `RoCE`; did you mean `roce`?
+job.yaml:5:3: error[RDG005]: pool `p` failed to load (see the errors in pools.yaml above); job not rendered
+error: 2 findings fail the run; nothing was written
+",
+            "{extra:?}"
+        );
+    }
+}
+
+#[test]
+fn a_job_beside_a_pool_file_that_could_not_be_parsed_says_it_may_be_there() {
+    // A syntax error loses the whole file: which pools it defines is not known.
+    let pool = edit(POOL, "metadata: {name: p}", "metadata: {name: p");
+    let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &pool)], WITH_POOLS);
+    assert_eq!(code, Some(2), "a syntax error is an input error");
+    assert_eq!(
+        stderr,
+        "\
+pools.yaml:4:5: error[RDG001]: while parsing a flow mapping, did not find expected ',' or '}'
+job.yaml:5:3: error[RDG005]: pool `p` is not defined; known pools: none; pools.yaml failed to load (see the errors above) and may define it
+error: 2 findings fail the run; nothing was written
+"
+    );
+}
+
+#[test]
+fn pass_pools_is_suggested_only_when_no_pools_were_passed() {
+    let (code, stderr) = render(&[("job.yaml", JOB)], &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "\
+job.yaml:5:3: error[RDG005]: pool `p` is not defined; known pools: none (pass --pools)
+error: 1 finding fail the run; nothing was written
+"
+    );
+    let other = edit(POOL, "metadata: {name: p}", "metadata: {name: q}");
+    let (code, stderr) = render(&[("job.yaml", JOB), ("pools.yaml", &other)], WITH_POOLS);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "\
+job.yaml:5:3: error[RDG005]: pool `p` is not defined; known pools: q
 error: 1 finding fail the run; nothing was written
 "
     );
