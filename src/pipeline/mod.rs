@@ -23,7 +23,7 @@ use crate::spec::tree::Seg;
 pub use sink::{Collect, Discard, Order, Sink};
 
 use pools::{Pools, pool_findings};
-use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read, read_file};
+use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read};
 
 /// What to render.
 #[derive(Debug, Default, Clone)]
@@ -116,9 +116,13 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     };
 
     let mut total = Partial::default();
-    let mut pools = Pools::default();
+    let mut pools = Pools::new(!request.pools.is_empty());
     for (i, path) in pool_files.iter().enumerate() {
-        let docs = read_file(path, &read(path)?, &mut total);
+        let text = read(path)?;
+        let name = display_name(path);
+        let before = total.findings.len();
+        let docs = read_documents(&name, &text, &mut total.findings);
+        pools.failed_to_load(&name, docs.failed_pools);
         for (_, job) in docs.jobs {
             total.findings.at(
                 Rule::UnknownDocument,
@@ -126,8 +130,13 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
                 job.doc.locate(&[Seg::Key("kind")]),
             );
         }
+        let mut cited = total.findings.len() > before;
         for (d, pool) in docs.pools {
-            pools.register((inputs.len() + i, d), pool);
+            cited |= pools.register((inputs.len() + i, d), pool);
+        }
+        // Kept for the snippets of the findings that point into it.
+        if cited {
+            total.sources.add(name, Arc::from(text));
         }
     }
     let mut run = Run {
@@ -153,11 +162,12 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
         // Parsed once already (its findings are reported): only the waiting jobs.
         let mut again = Findings::default();
         let parsed = read_documents(&name, &text, &mut again);
-        let before = total.findings.len() + total.job_findings.len();
+        let count = |t: &Partial| t.findings.len() + t.job_findings.len() + t.consequences.len();
+        let before = count(&total);
         for (d, job) in parsed.jobs.into_iter().filter(|(d, _)| docs.contains(d)) {
             job_done(&run, (file, d), job, &mut total);
         }
-        if total.findings.len() + total.job_findings.len() > before {
+        if count(&total) > before {
             total.sources.add(name, Arc::from(text));
         }
     }
@@ -166,7 +176,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     }
     let pools = run.pools.into_inner().unwrap_or_else(|p| p.into_inner());
     pool_findings(pools, &mut total);
-    if total.rendered == 0 && total.findings.is_empty() {
+    if total.rendered == 0 && total.findings.is_empty() && total.consequences.is_empty() {
         let paths: Vec<String> = request
             .inputs
             .iter()
@@ -179,6 +189,9 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     }
     duplicate_names(&mut total);
     total.findings.sort();
+    let mut consequences = std::mem::take(&mut total.consequences);
+    consequences.sort();
+    total.findings.extend(consequences);
     total.decisions.sort_by_key(|(order, ..)| *order);
     Ok(Report {
         findings: total.findings,

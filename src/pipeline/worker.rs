@@ -14,7 +14,7 @@ use crate::pipeline::{Order, RenderedJob, Sink};
 use crate::plan::{self, Decision};
 use crate::render::Renderer;
 use crate::source::{Location, Sources};
-use crate::spec::load::{FileDocuments, display_name, read_documents};
+use crate::spec::load::{display_name, read_documents};
 use crate::spec::tree::Seg;
 use crate::spec::{JobDocument, Loaded, PoolDocument};
 
@@ -39,6 +39,9 @@ impl Run<'_> {
 #[derive(Default)]
 pub(super) struct Partial {
     pub(super) findings: Findings,
+    /// Findings caused by another file's errors (a job whose pool failed to load):
+    /// reported after every other finding, so that the cause comes first.
+    pub(super) consequences: Findings,
     /// Each job's own findings, by the pool it used: dropped if that pool's name turns
     /// out to be defined twice (which definition a job saw would depend on timing).
     pub(super) job_findings: Vec<(String, Findings)>,
@@ -54,6 +57,7 @@ pub(super) struct Partial {
 impl Partial {
     pub(super) fn merge(&mut self, other: Partial) {
         self.findings.extend(other.findings);
+        self.consequences.extend(other.consequences);
         self.job_findings.extend(other.job_findings);
         self.sources.extend(other.sources);
         self.rendered += other.rendered;
@@ -92,17 +96,6 @@ pub(super) fn read(path: &Path) -> Result<String, Error> {
     crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
-/// Parse a file; keep its text when it produced findings (for their snippets).
-pub(super) fn read_file(path: &Path, text: &str, partial: &mut Partial) -> FileDocuments {
-    let name = display_name(path);
-    let before = partial.findings.len();
-    let docs = read_documents(&name, text, &mut partial.findings);
-    if partial.findings.len() > before {
-        partial.sources.add(name, Arc::from(text));
-    }
-    docs
-}
-
 /// Handle `files` on every core: each worker takes the next file until none is left.
 pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
     let workers = std::thread::available_parallelism()
@@ -127,16 +120,18 @@ pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial
             let before = partial.findings.len() + partial.job_findings.len();
             let name = display_name(path);
             let docs = read_documents(&name, &text, &mut partial.findings);
-            if !docs.pools.is_empty() {
+            let mut cited = false;
+            if !docs.pools.is_empty() || !docs.failed_pools.is_empty() {
                 let mut pools = run.pools.write().unwrap_or_else(|p| p.into_inner());
                 for (d, pool) in docs.pools {
-                    pools.register((*i, d), pool);
+                    cited |= pools.register((*i, d), pool);
                 }
+                pools.failed_to_load(&name, docs.failed_pools);
             }
             for (d, job) in docs.jobs {
                 job_done(run, (*i, d), job, &mut partial);
             }
-            if partial.findings.len() + partial.job_findings.len() > before {
+            if cited || partial.findings.len() + partial.job_findings.len() > before {
                 partial.sources.add(name, Arc::from(text));
             }
         }
@@ -178,17 +173,15 @@ pub(super) fn job_done(
             partial.deferred.push(order);
             return;
         }
-        let known: Vec<String> = run.pools().by_name.keys().cloned().collect();
-        partial.findings.at(
+        let missing = run.pools().missing(&pool_name);
+        let findings = if missing.consequence {
+            &mut partial.consequences
+        } else {
+            &mut partial.findings
+        };
+        findings.at(
             Rule::UnknownPool,
-            format!(
-                "pool `{pool_name}` is not defined; known pools: {}",
-                if known.is_empty() {
-                    "none (pass --pools)".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ),
+            missing.message,
             job.doc.locate(&[Seg::Key("spec"), Seg::Key("pool")]),
         );
         return;

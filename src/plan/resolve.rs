@@ -1,5 +1,6 @@
 //! The resolve step for one job: the order in which decisions are made.
 
+use crate::check::nccl_vars::{self, EnvFacts};
 use crate::check::{Findings, Rule};
 use crate::plan::Target;
 use crate::plan::decision::Decisions;
@@ -284,7 +285,12 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         pool.doc
             .locate(&[Seg::Key("spec"), Seg::Key("network"), Seg::Key(field)])
     };
-    let ranges: [(&str, &str, Option<u32>, u32, u32); 5] = [
+    let gid_index = match net.gid_index {
+        Some(GidIndex::Index(i)) => Some(i),
+        _ => None,
+    };
+    let ranges: [(&str, &str, Option<u32>, u32, u32); 6] = [
+        ("gidIndex", "NCCL_IB_GID_INDEX", gid_index, 0, 255),
         ("ibTimeout", "NCCL_IB_TIMEOUT", net.ib_timeout, 0, 31),
         (
             "qpsPerConnection",
@@ -306,6 +312,13 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
                 format!("{field} is {v}; {var} accepts {min}-{max}"),
                 at(field),
             );
+        }
+    }
+    // Checked here, at the pool's line, by the rule the rendered manifest is verified
+    // against; found only there, it would point at line 1 of every job on the pool.
+    if let Some(name) = &net.socket_ifname {
+        for (rule, message) in nccl_vars::check("NCCL_SOCKET_IFNAME", name, &EnvFacts::default()) {
+            findings.at(rule, format!("socketIfname: {message}"), at("socketIfname"));
         }
     }
     if net.ib_timeout == Some(0) {

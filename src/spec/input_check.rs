@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::check::suggest::closest;
 use crate::check::{Findings, Rule};
+use crate::spec::choices;
 use crate::spec::tree::Document;
 
 /// Report every schema violation of `value` (the document as JSON) as RDG004.
@@ -58,6 +59,25 @@ fn report(
     findings: &mut Findings,
 ) {
     let pointer = error.instance_path().to_string();
+    let choice = matches!(
+        error.kind(),
+        ValidationErrorKind::Enum { .. }
+            | ValidationErrorKind::Constant { .. }
+            | ValidationErrorKind::OneOfNotValid { .. }
+            | ValidationErrorKind::AnyOf { .. }
+    );
+    if choice && let Some(choices) = choices::at(schema, error.schema_path().as_str()) {
+        findings.at(
+            Rule::InputShape,
+            format!(
+                "{}: {}",
+                dotted(&pointer),
+                choices.message(error.instance())
+            ),
+            doc.locate_pointer(&pointer),
+        );
+        return;
+    }
     match error.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = properties_at(schema, &pointer);

@@ -73,6 +73,10 @@ pub fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 pub struct FileDocuments {
     pub jobs: Vec<(usize, Loaded<JobDocument>)>,
     pub pools: Vec<(usize, Loaded<PoolDocument>)>,
+    /// Pools that failed to load, by name; None when the name cannot be known (a
+    /// syntax error loses the whole file, which may have defined any pool). A job on
+    /// one of them then says so, rather than that its pool is not defined.
+    pub failed_pools: Vec<Option<String>>,
 }
 
 /// Parse one file's text into its Jobs and Pools. Problems with the content become
@@ -83,12 +87,21 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
         Ok(docs) => docs,
         Err(e) => {
             e.report(name.clone(), findings);
+            out.failed_pools.push(None);
             return out;
         }
     };
     for (index, doc) in docs.into_iter().enumerate() {
         let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
         let kind = doc.root.get("kind").and_then(|n| n.as_str());
+        let pool_name = (kind == Some("Pool")).then(|| {
+            doc.root
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .map(str::to_owned)
+        });
+        let pools_before = out.pools.len();
         match (api_version, kind) {
             (Some(API_VERSION), Some("Job")) => {
                 let v = &*VALIDATORS;
@@ -118,6 +131,11 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
                 ),
                 doc.locate(&[Seg::Key("apiVersion")]),
             ),
+        }
+        if let Some(name) = pool_name
+            && out.pools.len() == pools_before
+        {
+            out.failed_pools.push(name);
         }
     }
     out

@@ -1,5 +1,6 @@
 //! Load: the input model (Job, Pool) and how it is read from YAML with positions.
 
+mod choices;
 pub mod common;
 pub mod fast_yaml;
 pub mod input_check;

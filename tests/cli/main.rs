@@ -1,5 +1,6 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
+mod actionable_errors;
 mod bad_inputs;
 mod detect;
 mod determinism;

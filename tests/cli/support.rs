@@ -18,6 +18,17 @@ pub fn rdmagen(args: &[&str]) -> Output {
         .expect("rdmagen runs")
 }
 
+/// Run `rdmagen` with `args` from `dir`, so that findings name files as `args` do.
+pub fn rdmagen_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("rdmagen runs")
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
