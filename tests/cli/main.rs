@@ -9,6 +9,7 @@ mod golden_review;
 mod hostile_text;
 mod lint_and_report;
 mod lint_targets;
+mod namespaces;
 mod output_safety;
 mod real_clusters;
 mod render_options;
