@@ -6,6 +6,7 @@ pub mod finding;
 pub mod job_name;
 pub mod lint;
 pub mod manifest;
+pub mod namespace;
 pub mod nccl_vars;
 pub mod report;
 pub mod rule;

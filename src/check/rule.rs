@@ -162,14 +162,14 @@ catalogue! {
         "the job names a pool that no input defines", "rdmagen input format",
         "Pools come from the inputs or from `--pools`. Check the spelling of `spec.pool` or pass the file that defines it.";
     DuplicateName "RDG006" Error false,
-        "two jobs or two pools share a name", "rdmagen input format",
-        "Job names become output directories and Kubernetes object names; pool names are how jobs refer to pools. Both must be unique.";
+        "two jobs in one namespace or two pools share a name", "rdmagen input format",
+        "A job's name and namespace name its Kubernetes objects and its output directory; pool names are how jobs refer to pools. Two jobs may share a name only in different namespaces (their directories are then `<job>.<namespace>`); pool names must be unique.";
     InvalidJobName "RDG007" Error false,
         "the job name is not a valid PyTorchJob name", OPERATOR,
         "The operator's webhook requires a DNS-1035 label (lowercase letters, digits and '-', starting with a letter). Pods and their Services are named `<job>-worker-<n>`, which must also fit in 63 characters.";
     InvalidValue "RDG008" Error false,
         "a value is not in the accepted form", "rdmagen input format, Kubernetes API conventions",
-        "Quantities follow the Kubernetes quantity syntax (`64Gi`, `500m`), counts are at least 1, and enumerated fields take one of their listed values.";
+        "Quantities follow the Kubernetes quantity syntax (`64Gi`, `500m`), counts are at least 1, enumerated fields take one of their listed values, and a namespace is a DNS-1123 label, as the API server requires.";
     RdmaOnTcpPool "RDG010" Error false,
         "RDMA is asked for on a pool whose fabric is tcp", SEED_AISTUDIO,
         "A pool without RoCE or InfiniBand has no RDMA device to hand out; the pod would stay Pending on the RDMA resource or NCCL would fall back to sockets.";

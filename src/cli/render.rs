@@ -22,7 +22,8 @@ pub struct RenderArgs {
     /// Files or directories with Pool documents.
     #[arg(long = "pools", value_name = "PATH")]
     pub pools: Vec<PathBuf>,
-    /// Write each job to DIR/<job>/pytorchjob.yaml instead of stdout.
+    /// Write each job to DIR/<job>/pytorchjob.yaml instead of stdout
+    /// (DIR/<job>.<namespace>/ when jobs in several namespaces share the name).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Use templates from DIR in place of the built-in ones with the same name.

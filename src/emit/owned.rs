@@ -85,4 +85,15 @@ mod tests {
         assert!(!is_output_name("a/b/pytorchjob.yaml"));
         assert!(!is_output_name(".git/Dockerfile"));
     }
+
+    #[test]
+    fn a_job_directory_may_be_name_dot_namespace() {
+        // Jobs sharing a name across namespaces are written to `<job>.<namespace>/`.
+        assert!(is_output_name("train.team-a/pytorchjob.yaml"));
+        assert!(is_output_name("train.team-a/storage.yaml"));
+        let files: BTreeSet<String> = ["train.team-a/pytorchjob.yaml", "train/Dockerfile"]
+            .map(str::to_owned)
+            .into();
+        assert_eq!(parse(&format(&files)), files);
+    }
 }

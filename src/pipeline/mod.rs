@@ -2,6 +2,7 @@
 //! [`Sink`] as soon as it is verified. Emitting (or comparing) is the sink's business;
 //! nothing here writes a file.
 
+mod placement;
 mod pools;
 mod render_one;
 mod sink;
@@ -22,6 +23,7 @@ use crate::spec::tree::Seg;
 
 pub use sink::{Collect, Discard, Order, Sink};
 
+use placement::Placement;
 use pools::{Pools, pool_findings};
 use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read};
 
@@ -58,7 +60,9 @@ pub struct Report {
     pub findings: Findings,
     pub sources: Sources,
     pub rendered: usize,
-    /// (job, pool, decisions) in input order, when `explain` was asked.
+    /// (job, pool, decisions) in input order, when `explain` was asked; a job is named
+    /// by its output directory (`name.namespace` when jobs in two namespaces share
+    /// its name).
     pub decisions: Vec<(String, String, Vec<Decision>)>,
 }
 
@@ -103,9 +107,10 @@ pub fn run(request: &Request) -> Result<Outcome, Error> {
 
 /// Run load → resolve → render → verify, handing each job to `sink` as soon as it is
 /// verified; nothing is kept per job, so memory stays flat however many jobs there
-/// are. `--pools` files are read first; input files are then read once each, in
-/// parallel across cores, pools registered as they are found; a job whose pool is
-/// not known yet is read again in a last pass.
+/// are. `--pools` files are read first, then the inputs' job names and namespaces
+/// (parsed only: they decide each job's directory); input files are then read once
+/// more each, in parallel across cores, pools registered as they are found; a job
+/// whose pool is not known yet is read again in a last pass.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
     let verifier = Verifier::new();
@@ -139,11 +144,16 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
             total.sources.add(name, Arc::from(text));
         }
     }
+    let placement = match sink.places_files() {
+        true => Placement::scan(&inputs),
+        false => Placement::default(),
+    };
     let mut run = Run {
         renderer: &renderer,
         verifier: &verifier,
         pools: RwLock::new(pools),
         sink,
+        placement: &placement,
         explain,
         last_pass: false,
     };

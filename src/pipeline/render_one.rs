@@ -14,6 +14,7 @@ pub(super) fn render_one(
     verifier: &Verifier,
     job: &Loaded<JobDocument>,
     plan: &Plan,
+    dir: &str,
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let at = job.doc.locate(&[]);
@@ -55,7 +56,7 @@ pub(super) fn render_one(
             return None;
         }
         files.push(OutputFile {
-            path: format!("{}/{file}", plan.name),
+            path: format!("{dir}/{file}"),
             text,
         });
     }
@@ -74,7 +75,7 @@ pub(super) fn render_one(
             return None;
         }
         files.push(OutputFile {
-            path: format!("{}/Dockerfile", plan.name),
+            path: format!("{dir}/Dockerfile"),
             text,
         });
     }

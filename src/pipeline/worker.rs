@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use crate::check::verify::Verifier;
 use crate::check::{Findings, Rule};
 use crate::error::Error;
+use crate::pipeline::placement::{Key, Placement};
 use crate::pipeline::pools::Pools;
 use crate::pipeline::render_one::render_one;
 use crate::pipeline::{Order, RenderedJob, Sink};
@@ -24,6 +25,8 @@ pub(super) struct Run<'a> {
     pub(super) verifier: &'a Verifier,
     pub(super) pools: RwLock<Pools>,
     pub(super) sink: &'a dyn Sink,
+    /// Each job's directory, from the names read before the run.
+    pub(super) placement: &'a Placement,
     pub(super) explain: bool,
     /// In the last pass every pool is known: an unknown pool is an error, not a wait.
     pub(super) last_pass: bool,
@@ -47,7 +50,7 @@ pub(super) struct Partial {
     pub(super) job_findings: Vec<(String, Findings)>,
     pub(super) sources: Sources,
     pub(super) rendered: usize,
-    pub(super) names: Vec<(String, Order, Location)>,
+    pub(super) names: Vec<(Key, Order, Location)>,
     pub(super) decisions: Vec<(Order, String, String, Vec<Decision>)>,
     /// Jobs whose pool was not known when they were read: (file, document).
     pub(super) deferred: Vec<Order>,
@@ -96,13 +99,18 @@ pub(super) fn read(path: &Path) -> Result<String, Error> {
     crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))
 }
 
-/// Handle `files` on every core: each worker takes the next file until none is left.
-pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
-    let workers = std::thread::available_parallelism()
+/// How many threads read `files` files: one per core, up to 8, and one per 32 files.
+pub(super) fn workers(files: usize) -> usize {
+    std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8)
-        .min(files.len().div_ceil(32))
-        .max(1);
+        .min(files.div_ceil(32))
+        .max(1)
+}
+
+/// Handle `files` on every core: each worker takes the next file until none is left.
+pub(super) fn in_parallel(run: &Run<'_>, files: &[(usize, &PathBuf)]) -> Partial {
+    let workers = workers(files.len());
     let next = AtomicUsize::new(0);
     let work = || {
         let mut partial = Partial::default();
@@ -186,12 +194,15 @@ pub(super) fn job_done(
         );
         return;
     };
+    let meta = &job.value.metadata;
+    let (name, namespace) = (meta.name.as_str(), meta.namespace.as_deref());
     let name_at = job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
     partial
         .names
-        .push((job.value.metadata.name.clone(), order, name_at));
+        .push(((name.to_owned(), meta.namespace.clone()), order, name_at));
+    let dir = run.placement.dir(name, namespace);
     let mut findings = Findings::default();
-    let rendered = render_job(run, &job, &pool, broken, &mut findings);
+    let rendered = render_job(run, &job, &pool, broken, &dir, &mut findings);
     if !findings.is_empty() {
         partial.job_findings.push((pool_name, findings));
     }
@@ -201,12 +212,16 @@ pub(super) fn job_done(
     if run.explain {
         partial.decisions.push((
             order,
-            rendered.name.clone(),
+            dir,
             rendered.pool.clone(),
             rendered.decisions.clone(),
         ));
     }
     partial.rendered += 1;
+    // Both would write one directory; the run fails on RDG006 (duplicate_names).
+    if run.placement.is_duplicated(name, namespace) {
+        return;
+    }
     if let Err(e) = run.sink.accept(order, rendered) {
         partial.error = Some(e);
     }
@@ -218,26 +233,47 @@ fn render_job(
     job: &Loaded<JobDocument>,
     pool: &Loaded<PoolDocument>,
     pool_broken: bool,
+    dir: &str,
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let plan = plan::resolve(job, pool, findings);
+    check_namespace(job, findings);
     if findings.errors() > 0 || pool_broken {
         return None;
     }
-    render_one(run.renderer, run.verifier, job, &plan, findings)
+    render_one(run.renderer, run.verifier, job, &plan, dir, findings)
 }
 
-/// Two jobs with one name would write one directory: every later one is an error.
+/// The API server refuses any other namespace, and it names an output directory.
+fn check_namespace(job: &Loaded<JobDocument>, findings: &mut Findings) {
+    let Some(namespace) = &job.value.metadata.namespace else {
+        return;
+    };
+    if let Some(problem) = crate::check::namespace::problem(namespace) {
+        findings.at(
+            Rule::InvalidValue,
+            problem,
+            job.doc
+                .locate(&[Seg::Key("metadata"), Seg::Key("namespace")]),
+        );
+    }
+}
+
+/// Two jobs with one name in one namespace are one Kubernetes object, and would write
+/// one directory: every later one is an error. In two namespaces they are two objects.
 pub(super) fn duplicate_names(total: &mut Partial) {
     let mut names = std::mem::take(&mut total.names);
     names.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
     for pair in names.windows(2) {
         if pair[0].0 == pair[1].0 {
-            total.findings.at(
-                Rule::DuplicateName,
-                format!("job `{}` is defined more than once", pair[1].0),
-                pair[1].2.clone(),
-            );
+            let (name, namespace) = &pair[1].0;
+            let message = match namespace {
+                Some(ns) => format!("job `{name}` is defined more than once in namespace `{ns}`"),
+                None => format!("job `{name}` is defined more than once"),
+            };
+            total
+                .findings
+                .at(Rule::DuplicateName, message, pair[1].2.clone());
         }
     }
 }

@@ -10,6 +10,7 @@ mod golden_review;
 mod hostile_text;
 mod lint_and_report;
 mod lint_targets;
+mod namespaces;
 mod output_safety;
 mod pod_fields;
 mod real_clusters;

@@ -135,7 +135,10 @@ struct Target {
     gpu_resource: String,
 }
 
-fn target(example: &Path, job_name: &str) -> Target {
+/// The target of the example's job `job_name` in `namespace` (its directory name is
+/// `<job>.<namespace>` when jobs in two namespaces share the name, so the manifest
+/// says which job it is).
+fn target(example: &Path, job_name: &str, namespace: Option<&str>) -> Target {
     let mut inputs = Inputs::default();
     let mut findings = Findings::default();
     let mut files: Vec<PathBuf> = std::fs::read_dir(example)
@@ -151,7 +154,9 @@ fn target(example: &Path, job_name: &str) -> Target {
     let job = inputs
         .jobs
         .iter()
-        .find(|j| j.value.metadata.name == job_name)
+        .find(|j| {
+            j.value.metadata.name == job_name && j.value.metadata.namespace.as_deref() == namespace
+        })
         .unwrap_or_else(|| panic!("{}: no Job {job_name}", example.display()));
     let pool = inputs
         .pools
@@ -200,12 +205,13 @@ fn every_golden_manifest_is_one_consistent_world_on_its_target_operator() {
     for path in goldens {
         let rel = path.strip_prefix(root()).unwrap().display().to_string();
         let job_dir = path.parent().unwrap();
-        let job_name = job_dir.file_name().unwrap().to_string_lossy();
         let example = root()
             .join("examples")
             .join(job_dir.parent().unwrap().file_name().unwrap());
-        let target = target(&example, &job_name);
         let job = manifest(&std::fs::read_to_string(&path).unwrap());
+        let meta = &job["metadata"];
+        let name = meta["name"].as_str().expect("metadata.name");
+        let target = target(&example, name, meta["namespace"].as_str());
         for generation in &target.generations {
             checked += 1;
             let sim = simulate(&job, *generation, &target.gpu_resource);
