@@ -10,6 +10,7 @@ mod hostile_text;
 mod lint_and_report;
 mod lint_targets;
 mod output_safety;
+mod pod_template;
 mod real_clusters;
 mod render_options;
 mod rules;
