@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::check::nccl_vars::{self, EnvFacts};
 use crate::check::{Rule, job_name};
-use crate::platform::{Profile, profile};
+use crate::platform::{Profile, is_rdma_resource, profile};
 use crate::spec::pool::Platform;
 use crate::spec::target::OperatorGeneration;
 
@@ -416,13 +416,6 @@ fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
     })
 }
 
-/// Device-plugin resources that hand out RDMA devices: rdma/* (shared and legacy
-/// plugins), SR-IOV pools with `rdma` in the name, NVIDIA's hostdev pool.
-fn is_rdma_resource(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.starts_with("rdma/") || lower.contains("rdma") || lower == "nvidia.com/hostdev"
-}
-
 fn capabilities(c: &Value) -> Vec<&str> {
     c["securityContext"]["capabilities"]["add"]
         .as_array()
@@ -608,14 +601,5 @@ mod tests {
             rules(&no_policy, &ManifestFacts::default()),
             [Rule::NoRunPolicy]
         );
-    }
-
-    #[test]
-    fn rdma_resources() {
-        assert!(is_rdma_resource("rdma/hca"));
-        assert!(is_rdma_resource("rdma/rdma_shared_device_a"));
-        assert!(is_rdma_resource("nvidia.com/hostdev"));
-        assert!(is_rdma_resource("mellanox.com/mlnx_rdma"));
-        assert!(!is_rdma_resource("nvidia.com/gpu"));
     }
 }

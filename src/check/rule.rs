@@ -73,6 +73,8 @@ pub enum Rule {
     HostNetworkDns,
     StaticClaimClass,
     SchedulingWithoutGang,
+    PodTemplateOverride,
+    PodTemplateAdds,
     MasterReplicas,
     WorkerReplicas,
     NoPytorchContainer,
@@ -290,6 +292,12 @@ catalogue! {
     SchedulingWithoutGang "RDG054" Warning false,
         "gang-scheduling settings on a pool whose operator does not gang-schedule", "training-operator release-1.9 pkg/controller.v1/common/job.go:250-297",
         "The operator reads runPolicy.schedulingPolicy (minAvailable, priorityClass, queue) only when started with --gang-scheduler-name=volcano. Without it Volcano makes one PodGroup per pod, takes the queue from the pod annotation rdmagen writes, and ignores minAvailable and priorityClass.";
+    PodTemplateOverride "RDG055" Error false,
+        "a podTemplate overlay changes or removes something rdmagen decided", "rdmagen resolve (`--explain` lists each decision and its reason)",
+        "An overlay is merged last and may add to the pod. What rdmagen decides from the job and the pool, and checks there, is not the overlay's to change: the GPU and RDMA resources, IPC_LOCK, every environment variable it writes (NCCL variables and the job's and pool's `env`), the image, the launcher's command and args, the /dev/shm volume and mount, and, where the plan sets them, hostNetwork, dnsPolicy, schedulerName and the Volcano queue annotation. Overridden there, the pod would no longer be what `--explain` and the checks describe. Change the job or pool field that decides it.";
+    PodTemplateAdds "RDG056" Info false,
+        "a podTemplate overlay adds to what rdmagen decided", "Kubernetes strategic merge (core/v1 patch strategies); containerd and CRI-O capability handling (kubernetes/kubernetes#51980)",
+        "An extra environment variable or capability on the training container is merged as given. `capabilities.add` is an atomic list in Kubernetes' strategic merge, so a patch would replace it and lose IPC_LOCK; rdmagen keeps the capabilities it has and adds the overlay's. `drop: [ALL]` keeps IPC_LOCK: containerd and CRI-O drop ALL before they add; dropping IPC_LOCK by name does not.";
     MasterReplicas "RDG064" Error false,
         "Master replicas is missing or not 1", OPERATOR,
         "The webhook requires pytorchReplicaSpecs.Master.replicas to be set and equal to 1.";

@@ -16,6 +16,79 @@ use crate::kubernetes::definitions::{DEFINITIONS, ref_name};
 /// The directive key of strategic-merge patches.
 pub const PATCH_DIRECTIVE: &str = "$patch";
 
+/// One step of a path into a patch: a key of an object or an index into a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The directives in `patch` that this merge does not implement, with where each is
+/// written. Only `$patch: delete` on an item of a list merged by key is implemented;
+/// `$patch: replace` or `merge`, `$retainKeys`, `$setElementOrder/...`,
+/// `$deleteFromPrimitiveList/...` and any other `$` key would otherwise be ignored or
+/// copied into the result as if it were a field.
+pub fn unsupported_directives(patch: &Value, definition: &str) -> Vec<(Vec<Step>, String)> {
+    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let mut found = Vec::new();
+    directives_in(patch, &schema, false, &mut Vec::new(), &mut found);
+    found
+}
+
+/// `keyed_item`: `value` is an item of a list merged by key, where `$patch: delete`
+/// is allowed.
+fn directives_in(
+    value: &Value,
+    schema: &Value,
+    keyed_item: bool,
+    path: &mut Vec<Step>,
+    found: &mut Vec<(Vec<Step>, String)>,
+) {
+    let schema = resolve(schema);
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                path.push(Step::Key(key.clone()));
+                if key == PATCH_DIRECTIVE {
+                    if !(keyed_item && v.as_str() == Some("delete")) {
+                        let shown = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        found.push((path.clone(), format!("{PATCH_DIRECTIVE}: {shown}")));
+                    }
+                } else if key.starts_with('$') {
+                    found.push((path.clone(), key.clone()));
+                } else {
+                    directives_in(v, &field_schema(schema, key), false, path, found);
+                }
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            let keyed = list_strategy(schema).1.is_some();
+            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+            for (i, item) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                directives_in(item, &item_schema, keyed, path, found);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a list merges, and on which key: (`merge` strategy, merge key).
+fn list_strategy(schema: &Value) -> (bool, Option<&str>) {
+    let strategy = schema
+        .get("x-kubernetes-patch-strategy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let merges = strategy.split(',').any(|s| s == "merge");
+    let key = schema
+        .get("x-kubernetes-patch-merge-key")
+        .and_then(Value::as_str)
+        .filter(|_| merges);
+    (merges, key)
+}
+
 /// Merge `patch` into `base`, both instances of the definition `definition`.
 pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str) {
     let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
@@ -69,14 +142,7 @@ fn field_schema(schema: &Value, key: &str) -> Value {
 }
 
 fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
-    let strategy = schema
-        .get("x-kubernetes-patch-strategy")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let merges = strategy.split(',').any(|s| s == "merge");
-    let key = schema
-        .get("x-kubernetes-patch-merge-key")
-        .and_then(Value::as_str);
+    let (merges, key) = list_strategy(schema);
     let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
     let Value::Array(list) = base else {
         return;
@@ -126,7 +192,7 @@ fn without_directives(value: &Value) -> Value {
 mod tests {
     use serde_json::json;
 
-    use super::strategic_merge;
+    use super::{Step, strategic_merge, unsupported_directives};
     use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 
     fn merged(base: serde_json::Value, patch: serde_json::Value) -> serde_json::Value {
@@ -180,6 +246,53 @@ mod tests {
                     "env": [{"name": "B", "value": "2"}]}],
                 "tolerations": [{"key": "b", "operator": "Exists"}],
                 "nodeSelector": {"x": "1", "z": "3"}}})
+        );
+    }
+
+    #[test]
+    fn only_delete_on_a_keyed_item_is_a_supported_directive() {
+        let patch = json!({"spec": {
+            "$retainKeys": ["containers"],
+            "$setElementOrder/containers": [{"name": "pytorch"}],
+            "containers": [{"name": "pytorch", "$patch": "replace",
+                "$deleteFromPrimitiveList/args": ["x"],
+                "env": [{"name": "A", "$patch": "delete"}],
+                "securityContext": {"$patch": "delete"}}],
+            "tolerations": [{"key": "a", "$patch": "delete"}]}});
+        let key = |k: &str| Step::Key(k.to_owned());
+        let container = [key("spec"), key("containers"), Step::Index(0)];
+        let at = |tail: &[Step]| [container.as_slice(), tail].concat();
+        assert_eq!(
+            unsupported_directives(&patch, POD_TEMPLATE_SPEC),
+            [
+                (
+                    vec![key("spec"), key("$retainKeys")],
+                    "$retainKeys".to_owned()
+                ),
+                (
+                    vec![key("spec"), key("$setElementOrder/containers")],
+                    "$setElementOrder/containers".to_owned()
+                ),
+                (at(&[key("$patch")]), "$patch: replace".to_owned()),
+                (
+                    at(&[key("$deleteFromPrimitiveList/args")]),
+                    "$deleteFromPrimitiveList/args".to_owned()
+                ),
+                (
+                    at(&[key("securityContext"), key("$patch")]),
+                    "$patch: delete".to_owned()
+                ),
+                // Tolerations are an atomic list: there is no item to delete by key.
+                (
+                    vec![
+                        key("spec"),
+                        key("tolerations"),
+                        Step::Index(0),
+                        key("$patch")
+                    ],
+                    "$patch: delete".to_owned()
+                ),
+            ]
         );
     }
 }

@@ -18,7 +18,7 @@ pub const TRAINING_CONTAINER: &str = "pytorch";
 pub const SHM_VOLUME: &str = "dshm";
 const ISTIO_INJECT: &str = "sidecar.istio.io/inject";
 /// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
-const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
+pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 
 pub(super) fn decide(
     ctx: &mut Ctx<'_>,
@@ -144,6 +144,7 @@ pub(super) fn decide(
     annotations
         .entry(ISTIO_INJECT.to_owned())
         .or_insert_with(|| "false".to_owned());
+    let owned_queue = queue.clone();
     // Without gang scheduling, Volcano's podgroup controller takes the queue only from
     // this annotation (pg_controller_handler.go:400-402); with it the annotation is
     // skipped (pods already carry a group name), so it is written in both cases.
@@ -298,8 +299,10 @@ pub(super) fn decide(
     }
     metadata.insert("annotations".to_owned(), json!(annotations));
     let mut template = json!({"metadata": metadata, "spec": pod_spec});
+    let rdma_resource = rdma.resource.as_ref().map(|(name, _)| name.as_str());
+    let owned = overlay::Owned::new(ctx, &template, rdma_resource, owned_queue.as_deref());
     for overlay in ctx.inputs.overlays.clone() {
-        overlay::apply(ctx, &mut template, &overlay);
+        overlay::apply(ctx, &mut template, &overlay, &owned);
     }
     labels.clear();
 

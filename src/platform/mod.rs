@@ -75,6 +75,13 @@ fn always_hca(_: Fabric) -> &'static str {
     "rdma/hca"
 }
 
+/// Device-plugin resources that hand out RDMA devices: rdma/* (shared and legacy
+/// plugins), SR-IOV pools with `rdma` in the name, NVIDIA's hostdev pool.
+pub fn is_rdma_resource(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.starts_with("rdma/") || lower.contains("rdma") || lower == "nvidia.com/hostdev"
+}
+
 fn no_presets(_: Fabric, _: bool) -> &'static [&'static str] {
     &[]
 }
@@ -92,6 +99,15 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rdma_resources() {
+        assert!(is_rdma_resource("rdma/hca"));
+        assert!(is_rdma_resource("rdma/rdma_shared_device_a"));
+        assert!(is_rdma_resource("nvidia.com/hostdev"));
+        assert!(is_rdma_resource("mellanox.com/mlnx_rdma"));
+        assert!(!is_rdma_resource("nvidia.com/gpu"));
+    }
 
     #[test]
     fn presets_follow_the_seeds() {

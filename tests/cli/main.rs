@@ -13,6 +13,7 @@ mod lint_targets;
 mod namespaces;
 mod output_safety;
 mod pod_fields;
+mod pod_template;
 mod real_clusters;
 mod render_options;
 mod rules;
