@@ -7,6 +7,7 @@ mod dockerfile;
 mod golden;
 mod golden_review;
 mod hostile_text;
+mod kubernetes_schema;
 mod lint_and_report;
 mod lint_targets;
 mod output_safety;
