@@ -102,6 +102,7 @@ pub enum Rule {
     RenderedFidelity,
     TemplateError,
     DockerfileShape,
+    RenderedKubernetesSchema,
 }
 
 /// One catalogue entry.
@@ -369,7 +370,7 @@ catalogue! {
         "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
-        "Rendered output is parsed back and validated before anything is written. With a custom template this usually means the template writes a field in the wrong place.";
+        "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";
     RenderedFidelity "RDG092" Error false,
         "the rendered manifest does not carry a value the plan decided", "rdmagen render verification",
         "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
@@ -379,6 +380,9 @@ catalogue! {
     DockerfileShape "RDG094" Error false,
         "a rendered Dockerfile has a line that is not an instruction", "Dockerfile reference",
         "Every logical line of a Dockerfile starts with an instruction (FROM, RUN, ENV, ...). A line that does not means a template or a value broke the file; nothing is written.";
+    RenderedKubernetesSchema "RDG095" Error false,
+        "a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema", "Kubernetes 1.33 core/v1 definitions, schemas/kubernetes/v1.33-core.json",
+        "Each replica's pod template in a rendered PyTorchJob, and each PersistentVolume and PersistentVolumeClaim in storage.yaml, is validated against Kubernetes 1.33's own core/v1 definitions made strict, as kubeconform -strict does: a field Kubernetes does not know is an error, because the API server would drop it without a word. With a custom template (--templates) this usually means a misspelt or misplaced field; a field added to Kubernetes after 1.33 is unknown here too.";
 }
 
 impl RuleInfo {

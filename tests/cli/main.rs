@@ -8,6 +8,7 @@ mod dockerfile;
 mod golden;
 mod golden_review;
 mod hostile_text;
+mod kubernetes_schema;
 mod lint_and_report;
 mod lint_targets;
 mod namespaces;

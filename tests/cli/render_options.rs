@@ -139,14 +139,15 @@ fn user_templates_replace_built_in_ones_and_are_verified() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("    owner: \"ml: platform\"\n"));
 
-    // A template that loses the environment is caught by verification.
+    // A template that changes the environment is caught by verification.
     let broken = dir.path().join("broken");
     std::fs::create_dir(&broken).unwrap();
-    std::fs::write(
-        broken.join("pytorchjob.yaml.j2"),
-        builtin.replace("{% if c.env %}", "{% if false %}"),
-    )
-    .unwrap();
+    let renamed = builtin.replace(
+        "{{ job.pod.template.spec|yaml(10) }}",
+        "{{ job.pod.template.spec|yaml(10)|replace(\"NCCL_\", \"NCCL_X_\")|safe }}",
+    );
+    assert_ne!(renamed, builtin);
+    std::fs::write(broken.join("pytorchjob.yaml.j2"), renamed).unwrap();
     let out = rdmagen(&["render", &input, "--templates", broken.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("error[RDG092]: rendered pytorchjob.yaml: Master env"));
@@ -157,7 +158,7 @@ fn user_templates_replace_built_in_ones_and_are_verified() {
     std::fs::create_dir(&undefined).unwrap();
     std::fs::write(
         undefined.join("pytorchjob.yaml.j2"),
-        builtin.replace("{{ c.image }}", "{{ c.imgae }}"),
+        builtin.replace("{{ job.name }}", "{{ job.nmae }}"),
     )
     .unwrap();
     let out = rdmagen(&["render", &input, "--templates", undefined.to_str().unwrap()]);

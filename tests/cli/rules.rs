@@ -112,3 +112,36 @@ fn every_rule_triggers_and_stays_silent_when_fixed() {
         "rules without a trigger/fixed pair: {missing:?}"
     );
 }
+
+/// The templates tests/rules/templates/ hands to `--templates` are copies of the
+/// built-in one with one deliberate change each, below a comment that says which. A
+/// copy left behind when the built-in template changes would test a template nobody
+/// writes (and fail for another reason than its rule's).
+#[test]
+fn rule_test_templates_are_the_built_in_one_with_one_change() {
+    let builtin = std::fs::read_to_string(root().join("templates/pytorchjob.yaml.j2")).unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("tests/rules/templates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let copy = std::fs::read_to_string(dir.join("pytorchjob.yaml.j2")).unwrap();
+        let (header, body) = copy
+            .split_once("-#}\n")
+            .unwrap_or_else(|| panic!("{}: no header comment", dir.display()));
+        assert!(
+            header.starts_with("{#- Test template for RDG"),
+            "{}: the header names no rule",
+            dir.display()
+        );
+        let changed = similar::TextDiff::from_lines(builtin.as_str(), body)
+            .iter_all_changes()
+            .filter(|c| c.tag() != similar::ChangeTag::Equal)
+            .count();
+        assert!(
+            (1..=4).contains(&changed),
+            "{}: {changed} lines differ from templates/pytorchjob.yaml.j2; copy it afresh and make the one change",
+            dir.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} templates checked");
+}
