@@ -81,7 +81,7 @@ def job(i, rng):
     lines = [
         "apiVersion: rdmagen/v1alpha1",
         "kind: Job",
-        f"metadata: {{name: {model}-{i:05d}, namespace: team-{i % 7}}}",
+        f"metadata: {{name: {model}-{i:05d}, namespace: team-{i % 7}, labels: {{team: team-{i % 7}, model: {model}}}}}",
         "spec:",
         f"  pool: {pool}",
         f"  image: registry.example.com/{model}/train:{rng.randint(1, 40)}.{rng.randint(0, 9)}",
@@ -92,7 +92,6 @@ def job(i, rng):
         f"  env: {{NCCL_DEBUG: {rng.choice(['WARN', 'INFO'])}, WANDB_PROJECT: {model}-runs}}",
         f"  shm: {rng.choice([16, 32, 64, 128])}Gi",
         f"  resources: {{cpu: \"{gpus * 12}\", memory: {gpus * 96}Gi}}",
-        f"  labels: {{team: team-{i % 7}, model: {model}}}",
         "  volumes:",
         f"    - {{name: data, claim: {model}-data, mountPath: /data, readOnly: true}}",
         f"    - {{name: ckpt, nfs: {{server: nfs-{i % 3}.example.internal, path: /exports/{model}}}, mountPath: /ckpt}}",
