@@ -53,10 +53,10 @@ fn explain_names_the_pool_or_the_job_for_each_default() {
         .find(|block| block.contains("finetune"))
         .expect("finetune's decisions");
     for line in [
-        "  nodeSelector gpu.example.com/model = h100-sxm5: pool `h100-roce` (spec.jobDefaults)",
-        "  priorityClassName = training-low: the job's, over pool `h100-roce`'s default `training-normal`",
-        "  env HF_HOME = /home/alice/hf-cache: the job's, over pool `h100-roce`'s default `/datasets/hf-cache`",
-        "  volume datasets = the pool's: pool `h100-roce` (spec.jobDefaults)",
+        "  nodeSelector gpu.example.com/model = h100-sxm5: pool `h100-shared` (spec.jobDefaults)",
+        "  priorityClassName = training-low: the job's, over pool `h100-shared`'s default `training-normal`",
+        "  env HF_HOME = /home/alice/hf-cache: the job's, over pool `h100-shared`'s default `/datasets/hf-cache`",
+        "  volume datasets = the pool's: pool `h100-shared` (spec.jobDefaults)",
         "  sidecars = initContainers with restartPolicy: Always: Kubernetes native sidecars (GA in 1.33) stop when the training container ends; a plain extra container would keep the pod, and so the job, running",
     ] {
         assert!(

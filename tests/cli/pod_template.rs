@@ -273,7 +273,6 @@ fn directives_and_nameless_containers_are_refused_by_the_input_schema() {
 }
 
 #[test]
-#[ignore = "the rendered pod is checked against rdmagen's narrow pod schema, which has no affinity, until the Kubernetes pod schema (branch verify, RDG095) lands"]
 fn affinity_through_a_pod_template_renders() {
     let dir = tempfile::tempdir().unwrap();
     let input = write(

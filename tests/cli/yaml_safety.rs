@@ -61,7 +61,7 @@ spec:
   env: {{USER_VALUE: {}}}
   podTemplate:
     spec:
-      nodeSelector: {{{}: {}}}
+      nodeSelector: {{example.com/overlay: {}}}
 ",
         quote(&c.label_key),
         quote(&c.label),
@@ -69,7 +69,6 @@ spec:
         quote(&c.image),
         quote(&c.arg),
         quote(&c.env),
-        quote(&c.label_key),
         quote(&c.annotation)
     )
 }
@@ -122,7 +121,7 @@ proptest! {
             );
             // A podTemplate overlay is printed by the block writer, not the template.
             prop_assert_eq!(
-                &template["spec"]["nodeSelector"][&case.label_key],
+                &template["spec"]["nodeSelector"]["example.com/overlay"],
                 &Value::from(case.annotation.as_str())
             );
         }
