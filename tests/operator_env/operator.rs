@@ -277,8 +277,16 @@ fn user_env(container: &Value) -> Result<Vec<(String, String)>, String> {
         let name = e["name"].as_str().ok_or("env entry without a name")?;
         match e.get("value") {
             Some(v) => env.push((name.to_owned(), v.as_str().unwrap_or_default().to_owned())),
+            // The kubelet resolves valueFrom (a Secret key, a pod field) when the pod
+            // starts; its value cannot matter to the world unless the launch reads it.
             None if e.get("valueFrom").is_some() => {
-                return Err(format!("env {name}: valueFrom is not transcribed"));
+                let launch = ["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
+                if launch.contains(&name) || name.starts_with("PET_") {
+                    return Err(format!(
+                        "env {name}: valueFrom on a launch variable is not transcribed"
+                    ));
+                }
+                env.push((name.to_owned(), format!("<valueFrom of {name}>")));
             }
             None => env.push((name.to_owned(), String::new())),
         }
