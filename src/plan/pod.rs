@@ -129,7 +129,7 @@ pub(super) fn decide(
     }
     ctx.inputs.volumes = inputs;
 
-    let mut labels: BTreeMap<String, String> = ctx
+    let labels: BTreeMap<String, String> = ctx
         .inputs
         .labels
         .iter()
@@ -304,7 +304,6 @@ pub(super) fn decide(
     for overlay in ctx.inputs.overlays.clone() {
         overlay::apply(ctx, &mut template, &overlay, &owned);
     }
-    labels.clear();
 
     Pod {
         template,

@@ -4,13 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{rdmagen, text};
-
-fn write(dir: &std::path::Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path.to_str().unwrap().to_owned()
-}
+use crate::support::{rdmagen, text, write};
 
 const POOL: &str = "apiVersion: rdmagen/v1alpha1
 kind: Pool

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{rdmagen, text};
+use crate::support::{rdmagen, text, write};
 
 const POOL: &str = "apiVersion: rdmagen/v1alpha1
 kind: Pool
@@ -29,12 +29,6 @@ spec:
 {overlay}---
 {POOL}"
     )
-}
-
-fn write(dir: &std::path::Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path.to_str().unwrap().to_owned()
 }
 
 /// (rule, line, column, message) of every finding `validate` reports on `file`.

@@ -1,6 +1,6 @@
 //! `--templates`, `--explain`, warnings that do not stop a render, and stdout vs -o.
 
-use crate::support::{rdmagen, root, text};
+use crate::support::{rdmagen, root, text, write};
 
 const POOL_AISTUDIO_ROCE: &str = "apiVersion: rdmagen/v1alpha1
 kind: Pool
@@ -25,12 +25,6 @@ spec:
 {extra}---
 {POOL_AISTUDIO_ROCE}"
     )
-}
-
-fn write(dir: &std::path::Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path.to_str().unwrap().to_owned()
 }
 
 #[test]

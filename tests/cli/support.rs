@@ -60,3 +60,10 @@ pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// Write `body` to `dir/name`; its path as a string, for a command line.
+pub fn write(dir: &Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path.to_str().unwrap().to_owned()
+}
