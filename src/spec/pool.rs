@@ -46,9 +46,9 @@ pub struct PoolSpec {
     pub job_defaults: JobDefaults,
 }
 
-/// Defaults for every job on a pool, under the Job's own field names and types (declared
-/// again here: serde's `flatten` cannot be combined with `deny_unknown_fields`, and an
-/// unknown field must stay an error). A job's own value wins: maps (`nodeSelector`,
+// The Job's own field names and types, declared again here: serde's `flatten` cannot be
+// combined with `deny_unknown_fields`, and an unknown field must stay an error.
+/// Defaults for every job on a pool. A job's own value wins: maps (`nodeSelector`,
 /// `env`, `labels`, `annotations`) merge key by key, named lists (`volumes`,
 /// `imagePullSecrets`, `initContainers`, `sidecars`) item by name, `tolerations` and
 /// `envFrom` add up, `affinity` merges by kind (nodeAffinity, podAffinity,
