@@ -2,24 +2,33 @@
 //! RDMA (RoCE / InfiniBand) on Kubernetes.
 //!
 //! The pipeline, one module per step:
-//! [`spec`] (load) → [`plan`] (resolve) → [`render`] → [`check::verify`] → [`emit`].
-//! [`pipeline`] runs the steps; [`cli`] is the only place that prints.
+//! [`model`] (load) → [`plan`] (resolve) → [`render`] → [`verify`] → [`emit`] or
+//! [`golden`]. [`pipeline`] runs the steps; [`cli`] is the only place that prints.
+//!
+//! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
+//! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`] →
+//! [`yaml`], [`kubernetes`], [`packages`] → [`model`], [`render`] → [`platform`] →
+//! [`nccl`] → [`dockerfile`], [`detect`] → [`plan`] → [`verify`] → [`pipeline`] →
+//! [`emit`] → [`golden`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod check;
 pub mod cli;
-pub mod diag;
+pub mod detect;
+pub mod diagnostics;
 pub mod dockerfile;
 pub mod emit;
 pub mod error;
 pub mod files;
 pub mod golden;
 pub mod kubernetes;
+pub mod model;
+pub mod nccl;
+pub mod packages;
 pub mod pipeline;
 pub mod plan;
 pub mod platform;
 pub mod render;
-pub mod source;
-pub mod spec;
+pub mod verify;
+pub mod yaml;
 
 pub use error::Error;

@@ -8,16 +8,16 @@ use clap::Args;
 
 use super::Streams;
 use super::output::{Format, OutputArgs, summary, write_findings};
-use crate::check::escape::printable;
-use crate::check::{Findings, Rule, Severity};
-use crate::diag::detect::{self, Options};
-use crate::diag::{Observations, capture, commands};
+use crate::detect::decide::{self, Options};
+use crate::detect::{Observations, capture, commands};
+use crate::diagnostics::escape::printable;
+use crate::diagnostics::source::Sources;
+use crate::diagnostics::{Findings, Rule, Severity};
 use crate::error::Error;
-use crate::render::Renderer;
-use crate::source::Sources;
-use crate::spec::Inputs;
-use crate::spec::load::display_name;
-use crate::spec::pool::Platform;
+use crate::model::Inputs;
+use crate::model::load::display_name;
+use crate::model::pool::Platform;
+use crate::render::{self, Renderer};
 
 #[derive(Debug, Args)]
 pub struct DetectArgs {
@@ -129,7 +129,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         in_pod: args.in_pod,
     };
     let mut findings = Findings::default();
-    let draft = detect::detect(&obs, &options, &mut findings);
+    let draft = decide::detect(&obs, &options, &mut findings);
     // A pool is printed whenever one was detected; findings (missing packages, say)
     // still decide the exit code.
     let pool = match &draft {
@@ -162,9 +162,9 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
 /// and the checks every pool gets before a job uses it (`plan::check_pool`: HCA
 /// names, GID index, ...). The loader alone let `hcas: ["", mlx5_0]` through. A pool
 /// with errors is reported and not returned, so an unusable pool is never printed.
-fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<Option<String>, Error> {
+fn verified(draft: &decide::PoolDraft, findings: &mut Findings) -> Result<Option<String>, Error> {
     let renderer = Renderer::new(None)?;
-    let text = match renderer.render_pool(draft) {
+    let text = match renderer.render(render::POOL, "pool", draft) {
         Ok(t) => t,
         Err(e) => {
             findings.push(Rule::TemplateError, e.to_string(), None);

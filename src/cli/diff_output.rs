@@ -6,7 +6,7 @@ use std::io::Write;
 use serde_json::json;
 
 use super::output::{Format, escape_data, escape_property};
-use crate::check::escape::printable;
+use crate::diagnostics::escape::printable;
 use crate::golden::semantic::{self, Change};
 use crate::golden::unified::{self, Unified};
 use crate::golden::{Comparison, FileDiff, Status};

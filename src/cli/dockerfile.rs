@@ -7,13 +7,14 @@ use clap::{ArgGroup, Args};
 
 use super::Streams;
 use super::output::{OutputArgs, write_findings};
-use crate::check::{Findings, Rule};
-use crate::dockerfile::{self, Family, Install, PackageSet, Pins, base_image, image_check};
+use crate::diagnostics::source::{Location, Sources};
+use crate::diagnostics::{Findings, Rule};
+use crate::dockerfile::{self, Install, image_check};
 use crate::error::Error;
+use crate::model::load::display_name;
+use crate::model::pool::Platform;
+use crate::packages::{Family, PackageSet, Pins, base_image};
 use crate::platform::profile;
-use crate::source::{Location, Sources};
-use crate::spec::load::display_name;
-use crate::spec::pool::Platform;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("target").required(true).multiple(true).args(["base", "family"])))]

@@ -6,12 +6,12 @@ use clap::Args;
 
 use super::Streams;
 use super::output::OutputArgs;
-use crate::check::lint;
-use crate::check::manifest::ManifestFacts;
 use crate::error::Error;
+use crate::model::pool::Platform;
+use crate::model::target::{OperatorGeneration, Version};
 use crate::platform::profile;
-use crate::spec::pool::Platform;
-use crate::spec::target::{OperatorGeneration, Version};
+use crate::verify::lint;
+use crate::verify::manifest::ManifestFacts;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {

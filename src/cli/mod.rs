@@ -17,8 +17,8 @@ use std::io::{IsTerminal, Write};
 
 use clap::{Parser, Subcommand};
 
-use crate::check::Findings;
-use crate::check::escape::printable;
+use crate::diagnostics::Findings;
+use crate::diagnostics::escape::printable;
 use crate::error::Error;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
@@ -197,7 +197,7 @@ pub struct Streams<'a> {
 fn report_findings(
     io: &mut Streams<'_>,
     findings: &Findings,
-    sources: &crate::source::Sources,
+    sources: &crate::diagnostics::source::Sources,
     args: &output::OutputArgs,
     what: &str,
 ) -> Result<(), Error> {
@@ -229,7 +229,7 @@ fn verdict_with(
         return Ok(());
     }
     let warnings = if output.deny_warnings {
-        findings.count(crate::check::Severity::Warning)
+        findings.count(crate::diagnostics::Severity::Warning)
     } else {
         0
     };

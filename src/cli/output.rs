@@ -6,10 +6,10 @@ use std::io::Write;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use crate::check::escape::printable;
-use crate::check::report;
-use crate::check::{Finding, Findings, Severity};
-use crate::source::Sources;
+use crate::diagnostics::escape::printable;
+use crate::diagnostics::snippet;
+use crate::diagnostics::source::Sources;
+use crate::diagnostics::{Finding, Findings, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -75,7 +75,7 @@ pub fn write_findings(
     match format {
         Format::Human => {
             for f in findings.iter() {
-                let text = report::human(f, sources);
+                let text = snippet::human(f, sources);
                 let _ = writeln!(w, "{}", if color { paint(&text, f) } else { text });
             }
         }
@@ -197,8 +197,8 @@ fn paint(text: &str, f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Rule;
-    use crate::source::Location;
+    use crate::diagnostics::Rule;
+    use crate::diagnostics::source::Location;
 
     #[test]
     fn github_annotations_escape_their_fields() {

@@ -8,7 +8,7 @@ use clap::Args;
 use super::Streams;
 use super::diff_output::{self, Labels};
 use super::output::{OutputArgs, write_findings};
-use crate::check::escape::printable;
+use crate::diagnostics::escape::printable;
 use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};

@@ -4,8 +4,8 @@ use clap::Args;
 
 use super::Streams;
 use super::output::Format;
-use crate::check::rule::{CATALOGUE, RuleInfo};
-use crate::check::suggest::closest;
+use crate::diagnostics::rule::{CATALOGUE, RuleInfo};
+use crate::diagnostics::suggest::closest;
 use crate::error::Error;
 
 #[derive(Debug, Args)]

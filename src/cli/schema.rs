@@ -3,9 +3,9 @@
 use clap::{Args, ValueEnum};
 
 use super::Streams;
-use crate::check::verify::OUTPUT_SCHEMA;
 use crate::error::Error;
-use crate::spec::schema::{InputKind, pretty};
+use crate::model::schema::{InputKind, pretty};
+use crate::verify::OUTPUT_SCHEMA;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Which {

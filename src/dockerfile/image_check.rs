@@ -6,14 +6,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::check::nccl_vars::{self, EnvFacts};
-use crate::check::{Findings, Rule};
-use crate::diag::dpkg;
-use crate::dockerfile::packages::{Family, PackageSet, packages};
-use crate::dockerfile::{base_image, instructions};
+use crate::diagnostics::source::Location;
+use crate::diagnostics::{Findings, Rule};
+use crate::dockerfile::instructions;
+use crate::model::pool::Fabric;
+use crate::nccl::{self, EnvFacts};
+use crate::packages::base_image;
+use crate::packages::dpkg;
+use crate::packages::{Family, PackageSet, packages};
 use crate::platform::Profile;
-use crate::source::Location;
-use crate::spec::pool::Fabric;
 
 /// Check one Dockerfile's text.
 pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findings: &mut Findings) {
@@ -106,7 +107,7 @@ fn env_finding(
         profile: Some(profile),
         ..EnvFacts::default()
     };
-    for (rule, message) in nccl_vars::check(var, value, &facts) {
+    for (rule, message) in nccl::check(var, value, &facts) {
         if rule != Rule::DebugOnlyVariable {
             findings.at(rule, message, at.clone());
         }

@@ -5,17 +5,13 @@
 //! Dockerfile is checked first (package names from a fixed list, versions and base
 //! images from a safe alphabet), so nothing can inject an instruction.
 
-pub mod base_image;
 pub mod image_check;
-pub mod packages;
-pub mod pins;
 
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment};
 use serde::Serialize;
 
-pub use packages::{Family, PackageSet};
-pub use pins::Pins;
+use crate::packages::{self, Family, PackageSet, Pins, base_image};
 
 const APT: &str = include_str!("../../templates/rdma-install-apt.Dockerfile.j2");
 const DNF: &str = include_str!("../../templates/rdma-install-dnf.Dockerfile.j2");

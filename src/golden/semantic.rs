@@ -105,7 +105,7 @@ pub fn changes(old: &str, new: &str) -> Result<Vec<Change>, String> {
 }
 
 fn parse(text: &str) -> Result<Vec<Value>, String> {
-    let docs = crate::spec::tree_value::parse_values(text)
+    let docs = crate::yaml::tree_value::parse_values(text)
         .map_err(|e| format!("line {}, column {}: {}", e.line, e.column, e.message))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }

@@ -1,10 +1,12 @@
 //! Kubernetes itself, as data: the vendored core/v1 definitions of a pinned release,
-//! strict schemas made from them, and the strategic merge they describe. Depends on
-//! nothing else in the crate.
+//! strict schemas made from them, the strategic merge they describe, and the naming
+//! rules for objects and namespaces.
 
 pub mod definitions;
 pub mod input_schema;
+pub mod job_name;
 pub mod merge;
+pub mod namespace;
 
 pub use definitions::KUBERNETES_VERSION;
 pub use merge::strategic_merge;

@@ -12,14 +12,14 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use crate::check::verify::Verifier;
-use crate::check::{Findings, Rule};
+use crate::diagnostics::source::Sources;
+use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
+use crate::model::load::{display_name, read_documents, yaml_files};
 use crate::plan::Decision;
 use crate::render::Renderer;
-use crate::source::Sources;
-use crate::spec::load::{display_name, read_documents, yaml_files};
-use crate::spec::tree::Seg;
+use crate::verify::Verifier;
+use crate::yaml::tree::Seg;
 
 pub use sink::{Collect, Discard, Order, Sink};
 

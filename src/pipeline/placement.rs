@@ -17,9 +17,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::model::common::API_VERSION;
 use crate::pipeline::worker::{read, workers};
-use crate::spec::common::API_VERSION;
-use crate::spec::tree_value::parse_values_fully;
+use crate::yaml::tree_value::parse_values_fully;
 
 /// A job's identity in Kubernetes: its name and namespace.
 pub(super) type Key = (String, Option<String>);

@@ -3,12 +3,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::check::{Findings, Rule};
+use crate::diagnostics::{Findings, Rule};
+use crate::model::{Loaded, PoolDocument};
 use crate::pipeline::Order;
 use crate::pipeline::worker::Partial;
 use crate::plan;
-use crate::spec::tree::Seg;
-use crate::spec::{Loaded, PoolDocument};
+use crate::yaml::tree::Seg;
 
 /// Every pool definition seen so far. Pools are few; jobs look them up often.
 #[derive(Default)]

@@ -1,13 +1,13 @@
 //! Render and verify one job's files.
 
-use crate::check::Findings;
-use crate::check::Rule;
-use crate::check::verify::{Problem, Verifier};
+use crate::diagnostics::Findings;
+use crate::diagnostics::Rule;
 use crate::dockerfile;
+use crate::model::{JobDocument, Loaded};
 use crate::pipeline::{OutputFile, RenderedJob};
 use crate::plan::Plan;
 use crate::render::{self, Renderer};
-use crate::spec::{JobDocument, Loaded};
+use crate::verify::{Problem, Verifier};
 
 pub(super) fn render_one(
     renderer: &Renderer,
@@ -33,7 +33,7 @@ pub(super) fn render_one(
         outputs.push((render::STORAGE, "storage.yaml"));
     }
     for (template, file) in outputs {
-        let text = match renderer.render(template, plan) {
+        let text = match renderer.render(template, "job", plan) {
             Ok(text) => text,
             Err(e) => {
                 report(

@@ -5,19 +5,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::check::verify::Verifier;
-use crate::check::{Findings, Rule};
+use crate::diagnostics::source::{Location, Sources};
+use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
+use crate::model::load::{display_name, read_documents};
+use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::placement::{Key, Placement};
 use crate::pipeline::pools::Pools;
 use crate::pipeline::render_one::render_one;
 use crate::pipeline::{Order, RenderedJob, Sink};
 use crate::plan::{self, Decision};
 use crate::render::Renderer;
-use crate::source::{Location, Sources};
-use crate::spec::load::{display_name, read_documents};
-use crate::spec::tree::Seg;
-use crate::spec::{JobDocument, Loaded, PoolDocument};
+use crate::verify::Verifier;
+use crate::yaml::tree::Seg;
 
 /// Shared state of a run.
 pub(super) struct Run<'a> {
@@ -249,7 +249,7 @@ fn check_namespace(job: &Loaded<JobDocument>, findings: &mut Findings) {
     let Some(namespace) = &job.value.metadata.namespace else {
         return;
     };
-    if let Some(problem) = crate::check::namespace::problem(namespace) {
+    if let Some(problem) = crate::kubernetes::namespace::problem(namespace) {
         findings.at(
             Rule::InvalidValue,
             problem,

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::check::escape::printable;
+use crate::diagnostics::escape::printable;
 
 #[derive(Debug, Clone)]
 pub struct Decision {

@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::model::job::{EnvValue, JobSpec, ObjectName, Toleration, Volume};
+use crate::model::pool::JobDefaults;
 use crate::plan::decision::Decisions;
-use crate::spec::job::{EnvValue, JobSpec, ObjectName, Toleration, Volume};
-use crate::spec::pool::JobDefaults;
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 /// Which input wrote a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Which RDMA data NICs a job uses, and how to name them to NCCL.
 
-use crate::check::{Findings, Rule};
+use crate::diagnostics::{Findings, Rule};
+use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, PartialNodeHcas};
+use crate::model::{Loaded, PoolDocument};
 use crate::plan::resolve::Ctx;
-use crate::spec::pool::{DEFAULT_MANAGEMENT_NIC, PartialNodeHcas};
-use crate::spec::tree::Seg;
-use crate::spec::{Loaded, PoolDocument};
+use crate::yaml::tree::Seg;
 
 /// The first ceil(k·H/G) of the pool's H data NICs for a job on k of G GPUs
 /// (seed 001's CCE table: 8 GPUs → mlx5_1..mlx5_8, 4 GPUs → mlx5_1..mlx5_4).

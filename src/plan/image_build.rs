@@ -1,9 +1,10 @@
 //! The job's optional Dockerfile: which base image, package family and set.
 
-use crate::check::Rule;
-use crate::dockerfile::{self, Install, Pins, base_image};
+use crate::diagnostics::Rule;
+use crate::dockerfile::{self, Install};
+use crate::packages::{Pins, base_image};
 use crate::plan::resolve::Ctx;
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 /// What DIR/<job>/Dockerfile holds.
 #[derive(Debug, Clone)]

@@ -15,11 +15,11 @@
 //! rdmagen never emits `--nnodes $(WORLD_SIZE)` with an integer nprocPerNode (the
 //! rendezvous would wait for pods × G nodes).
 
-use crate::check::Rule;
+use crate::diagnostics::Rule;
+use crate::model::job::Launcher;
+use crate::model::target::OperatorGeneration;
 use crate::plan::resolve::Ctx;
-use crate::spec::job::Launcher;
-use crate::spec::target::OperatorGeneration;
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 pub struct Launch {
     pub command: Vec<String>,

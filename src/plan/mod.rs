@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::spec::job::{AccessMode, CleanPodPolicy, EnvValue, RestartPolicy};
+use crate::model::job::{AccessMode, CleanPodPolicy, EnvValue, RestartPolicy};
 
 pub use decision::Decision;
 pub use image_build::ImageBuildPlan;

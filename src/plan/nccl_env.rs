@@ -3,15 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use crate::check::nccl_vars::{self, EnvFacts};
-use crate::check::{Rule, Severity};
+use crate::diagnostics::{Rule, Severity};
+use crate::model::job::EnvValue;
+use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
+use crate::nccl::{self, EnvFacts};
 use crate::plan::EnvVar;
 use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
-use crate::spec::job::EnvValue;
-use crate::spec::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar> {
     let net = ctx.pool.value.spec.network.clone();
@@ -159,7 +159,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             }
         };
         if let EnvValue::Text(value) = &sourced.value {
-            let problems = nccl_vars::check(&name, value, &facts);
+            let problems = nccl::check(&name, value, &facts);
             let fatal = problems
                 .iter()
                 .any(|(rule, _)| rule.info().severity == Severity::Error);

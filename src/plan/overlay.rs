@@ -24,14 +24,14 @@ mod judge;
 
 use serde_json::Value;
 
-use crate::check::{Rule, Severity};
+use crate::diagnostics::{Rule, Severity};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, unsupported_directives};
 use crate::kubernetes::strategic_merge;
 use crate::plan::defaults::{Origin, Sourced};
 use crate::plan::pod::TRAINING_CONTAINER;
 use crate::plan::resolve::Ctx;
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 pub(super) use judge::Owned;
 use judge::{Verdict, judge};

@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::check::Rule;
+use crate::diagnostics::Rule;
+use crate::model::job::Volume;
 use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
 use crate::plan::resolve::Ctx;
 use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay, quantity};
-use crate::spec::job::Volume;
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 /// The training container's name; the operator finds it by this name.
 pub const TRAINING_CONTAINER: &str = "pytorch";

@@ -1,11 +1,11 @@
 //! RDMA on or off, and which device-plugin resource to request.
 
-use crate::check::Rule;
+use crate::diagnostics::Rule;
+use crate::model::pool::Fabric;
+use crate::model::rdma_request::{RdmaRequest, RdmaRequestError};
 use crate::plan::resolve::Ctx;
 use crate::platform::AutoRdma;
-use crate::spec::pool::Fabric;
-use crate::spec::rdma_request::{RdmaRequest, RdmaRequestError};
-use crate::spec::tree::Seg;
+use crate::yaml::tree::Seg;
 
 pub struct Rdma {
     pub on: bool,

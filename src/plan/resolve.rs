@@ -1,7 +1,11 @@
 //! The resolve step for one job: the order in which decisions are made.
 
-use crate::check::nccl_vars::{self, EnvFacts};
-use crate::check::{Findings, Rule};
+use crate::diagnostics::source::Location;
+use crate::diagnostics::{Findings, Rule};
+use crate::model::pool::{Fabric, GidIndex};
+use crate::model::target::DYNAMIC_GID_NCCL;
+use crate::model::{JobDocument, Loaded, PoolDocument};
+use crate::nccl::{self, EnvFacts};
 use crate::plan::Target;
 use crate::plan::decision::Decisions;
 use crate::plan::defaults::{self, Origin, PodInputs};
@@ -10,11 +14,7 @@ use crate::plan::{
     target,
 };
 use crate::platform::{Profile, profile};
-use crate::source::Location;
-use crate::spec::pool::{Fabric, GidIndex};
-use crate::spec::target::DYNAMIC_GID_NCCL;
-use crate::spec::tree::Seg;
-use crate::spec::{JobDocument, Loaded, PoolDocument};
+use crate::yaml::tree::Seg;
 
 /// What every resolve helper works with.
 pub(super) struct Ctx<'a> {
@@ -168,7 +168,7 @@ pub fn resolve(
 /// The webhook's and the Services' naming rules, shared with `lint` (check::job_name).
 fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
     let replicas = [("Master", 1), ("Worker", nodes.saturating_sub(1))];
-    if let Some(problem) = crate::check::job_name::problem(name, &replicas) {
+    if let Some(problem) = crate::kubernetes::job_name::problem(name, &replicas) {
         ctx.report(
             Rule::InvalidJobName,
             problem,
@@ -317,7 +317,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     // Checked here, at the pool's line, by the rule the rendered manifest is verified
     // against; found only there, it would point at line 1 of every job on the pool.
     if let Some(name) = &net.socket_ifname {
-        for (rule, message) in nccl_vars::check("NCCL_SOCKET_IFNAME", name, &EnvFacts::default()) {
+        for (rule, message) in nccl::check("NCCL_SOCKET_IFNAME", name, &EnvFacts::default()) {
             findings.at(rule, format!("socketIfname: {message}"), at("socketIfname"));
         }
     }

@@ -1,11 +1,11 @@
 //! The cluster a plan is for: the pool's `spec.target`, with the platform's defaults
 //! filled in. Every later decision that depends on it reads it from here.
 
+use crate::model::pool::Platform;
+use crate::model::target::{OperatorGeneration, Version};
+use crate::model::{Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::platform::Profile;
-use crate::spec::pool::Platform;
-use crate::spec::target::{OperatorGeneration, Version};
-use crate::spec::{Loaded, PoolDocument};
 
 /// What the job's cluster runs, as far as it is known.
 #[derive(Debug, Clone, Copy)]

@@ -5,8 +5,8 @@
 //! training-operator v1-8a066f9, a commit before 1.7 (no nprocPerNode, no PET_*).
 
 use super::{AutoRdma, Profile, always_hca, by_fabric, no_presets};
-use crate::spec::pool::PartialNodeHcas;
-use crate::spec::target::Version;
+use crate::model::pool::PartialNodeHcas;
+use crate::model::target::Version;
 
 pub const PROFILE: Profile = Profile {
     name: "cubestudio",

@@ -2,7 +2,7 @@
 //! and QoS (traffic class, service level) is the cluster owner's to set.
 
 use super::{AutoRdma, Profile, by_fabric, no_presets};
-use crate::spec::pool::PartialNodeHcas;
+use crate::model::pool::PartialNodeHcas;
 
 pub const PROFILE: Profile = Profile {
     name: "generic",

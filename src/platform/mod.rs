@@ -7,8 +7,8 @@ mod cce;
 mod cubestudio;
 mod generic;
 
-use crate::spec::pool::{Fabric, PartialNodeHcas, Platform};
-use crate::spec::target::Version;
+use crate::model::pool::{Fabric, PartialNodeHcas, Platform};
+use crate::model::target::Version;
 
 /// What rdmagen must know about a platform.
 #[derive(Debug)]

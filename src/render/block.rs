@@ -115,7 +115,7 @@ mod tests {
         let value = json!({"a: b": {"k": ["x\ny", "#c", "~", "on", 3, false, null, {}]},
             "nested": [{"x": [{"y": "z"}]}]});
         let text = block(value.clone());
-        let back = crate::spec::tree_value::parse_values(&text).expect("parses");
+        let back = crate::yaml::tree_value::parse_values(&text).expect("parses");
         assert_eq!(back, vec![value]);
     }
 }

@@ -1,4 +1,4 @@
-//! Render: Plan → text through minijinja templates.
+//! Render: a value (a Plan, a detected pool) → text through minijinja templates.
 //!
 //! Templates are embedded in the binary; `--templates DIR` overrides any of them by
 //! file name. Every printed value goes through the YAML-safe escaper, and undefined
@@ -20,10 +20,8 @@ use rustix::fs::FileType;
 
 pub use yaml_scalar::{quote, scalar};
 
-use crate::check::suggest::closest;
-use crate::diag::detect::PoolDraft;
+use crate::diagnostics::suggest::closest;
 use crate::error::Error;
-use crate::plan::Plan;
 
 pub const PYTORCHJOB: &str = "pytorchjob.yaml.j2";
 pub const STORAGE: &str = "storage.yaml.j2";
@@ -69,22 +67,21 @@ impl Renderer {
         Ok(Renderer { env })
     }
 
-    /// Render one template for one plan.
-    pub fn render(&self, template: &str, plan: &Plan) -> Result<String, minijinja::Error> {
+    /// Render `template` with `value` bound to the template variable `binding` (`job`
+    /// for a Plan, `pool` for a detected pool). The renderer knows templates, not what
+    /// they lay out.
+    pub fn render(
+        &self,
+        template: &str,
+        binding: &str,
+        value: &impl serde::Serialize,
+    ) -> Result<String, minijinja::Error> {
         let t = self.env.get_template(template)?;
-        render_bounded(
-            &t,
-            minijinja::context! { job => Value::from(minijinja::value::Serde(plan)) },
-        )
-    }
-
-    /// Render the pool template for a detected pool.
-    pub fn render_pool(&self, pool: &PoolDraft) -> Result<String, minijinja::Error> {
-        let t = self.env.get_template(POOL)?;
-        render_bounded(
-            &t,
-            minijinja::context! { pool => Value::from(minijinja::value::Serde(pool)) },
-        )
+        let context = std::collections::BTreeMap::from([(
+            binding,
+            Value::from(minijinja::value::Serde(value)),
+        )]);
+        render_bounded(&t, Value::from(context))
     }
 }
 

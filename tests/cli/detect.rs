@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rdmagen::check::Findings;
-use rdmagen::diag::detect::{Options, detect};
-use rdmagen::diag::{Observations, capture};
-use rdmagen::spec::pool::Platform;
+use rdmagen::detect::decide::{Options, detect};
+use rdmagen::detect::{Observations, capture};
+use rdmagen::diagnostics::Findings;
+use rdmagen::model::pool::Platform;
 use serde_json::Value;
 
 use crate::support::{rdmagen, root, text};
@@ -251,7 +251,7 @@ fn seed_001_roce_v1_only_proposes_the_v1_ipv4_index() {
     .unwrap();
     let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let docs = rdmagen::check::verify::parse(&text(&out.stdout)).unwrap();
+    let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
     let env = &docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
         [0]["env"];
     let gid: Vec<&Value> = env
@@ -413,7 +413,7 @@ fn a_detected_pool_renders_what_the_capture_implies() {
     .unwrap();
     let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let docs = rdmagen::check::verify::parse(&text(&out.stdout)).unwrap();
+    let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
     let env = docs[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
         ["env"]
         .as_array()

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rdmagen::dockerfile::packages::{Family, all};
+use rdmagen::packages::{Family, all};
 
 use crate::support::{rdmagen, root, text, tree};
 

@@ -59,7 +59,7 @@ fn golden_manifests_validate_against_the_upstream_crd() {
         if !path.ends_with("pytorchjob.yaml") {
             continue;
         }
-        let docs = rdmagen::check::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap();
+        let docs = rdmagen::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap();
         for doc in docs {
             let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
             assert!(errors.is_empty(), "{path}: {errors:#?}");

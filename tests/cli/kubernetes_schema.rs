@@ -156,7 +156,7 @@ fn every_golden_pod_template_and_volume_is_valid_kubernetes() {
         if !is_manifest && !path.ends_with("/storage.yaml") {
             continue;
         }
-        let docs = rdmagen::check::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap();
+        let docs = rdmagen::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap();
         for doc in docs {
             if is_manifest {
                 manifests += 1;

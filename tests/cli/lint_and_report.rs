@@ -1,6 +1,6 @@
 //! `lint`, `validate`, report formats, colour, and the rule/schema commands.
 
-use rdmagen::check::rule::CATALOGUE;
+use rdmagen::diagnostics::rule::CATALOGUE;
 use serde_json::Value;
 
 use crate::support::{rdmagen, root, text};

@@ -9,6 +9,7 @@ mod golden;
 mod golden_review;
 mod hostile_text;
 mod kubernetes_schema;
+mod layers;
 mod lint_and_report;
 mod lint_targets;
 mod namespaces;

@@ -31,7 +31,7 @@ spec:
 
 /// The rendered PyTorchJob of a single-job run on stdout.
 fn rendered(stdout: &[u8]) -> Value {
-    let docs = rdmagen::check::verify::parse(&text(stdout)).unwrap();
+    let docs = rdmagen::verify::parse(&text(stdout)).unwrap();
     docs.into_iter()
         .find(|d| d["kind"] == "PyTorchJob")
         .expect("a PyTorchJob")
@@ -64,7 +64,7 @@ fn explain_names_the_pool_or_the_job_for_each_default() {
 fn pool_defaults_reach_both_jobs_and_the_job_wins() {
     let out = rdmagen(&["render", "examples/pool-defaults"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let docs = rdmagen::check::verify::parse(&text(&out.stdout)).unwrap();
+    let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
     let jobs: Vec<&Value> = docs.iter().filter(|d| d["kind"] == "PyTorchJob").collect();
     assert_eq!(jobs.len(), 2);
     for doc in jobs {

@@ -10,7 +10,7 @@
 //! # expect: at <line>        (trigger files only: the line the finding points at)
 //! ```
 
-use rdmagen::check::rule::CATALOGUE;
+use rdmagen::diagnostics::rule::CATALOGUE;
 use serde_json::Value;
 
 use crate::support::{rdmagen, root, text};
@@ -88,8 +88,8 @@ fn every_rule_triggers_and_stays_silent_when_fixed() {
             assert_eq!(hit["line"], line, "{bad}: {} at the wrong line", rule.id);
         }
         let expected_code = match rule.severity {
-            rdmagen::check::Severity::Error if rule.syntax => 2,
-            rdmagen::check::Severity::Error => 1,
+            rdmagen::diagnostics::Severity::Error if rule.syntax => 2,
+            rdmagen::diagnostics::Severity::Error => 1,
             _ => 0,
         };
         assert_eq!(code, expected_code, "{bad}: exit code");

@@ -1,6 +1,6 @@
 //! The committed input schemas are the ones the code generates.
 
-use rdmagen::spec::schema::{InputKind, pretty};
+use rdmagen::model::schema::{InputKind, pretty};
 
 use crate::support::root;
 
@@ -25,7 +25,7 @@ fn committed_schemas_are_fresh() {
 
 #[test]
 fn schemas_are_valid_json_schema_and_examples_validate() {
-    use rdmagen::spec::schema::VALIDATORS;
+    use rdmagen::model::schema::VALIDATORS;
     for file in [
         "job.schema.json",
         "pool.schema.json",

@@ -84,7 +84,7 @@ fn render(job: &str) -> Value {
     .unwrap();
     assert_eq!(outcome.findings.errors(), 0, "{:?}", outcome.findings);
     let text = &outcome.jobs[0].files[0].text;
-    let mut docs = rdmagen::check::verify::parse(text).unwrap();
+    let mut docs = rdmagen::verify::parse(text).unwrap();
     assert_eq!(docs.len(), 1);
     docs.remove(0)
 }
@@ -136,7 +136,7 @@ fn golden_manifests_take_the_fast_path() {
         if path.ends_with(".yaml") {
             let text = String::from_utf8(bytes).unwrap();
             assert!(
-                rdmagen::spec::fast_yaml::parse(&text).is_some(),
+                rdmagen::yaml::fast_yaml::parse(&text).is_some(),
                 "{path} left the fast path"
             );
             checked += 1;
@@ -161,8 +161,8 @@ proptest! {
             format!("m: {{{raw}}}\n"),
         ];
         for text in docs {
-            if let Some(fast) = rdmagen::spec::fast_yaml::parse(&text) {
-                let full = rdmagen::spec::tree_value::parse_values_fully(&text);
+            if let Some(fast) = rdmagen::yaml::fast_yaml::parse(&text) {
+                let full = rdmagen::yaml::tree_value::parse_values_fully(&text);
                 prop_assert_eq!(Ok(fast), full.map_err(|e| e.message), "{:?}", text);
             }
         }

@@ -4,12 +4,12 @@
 use std::sync::{Arc, LazyLock};
 
 use proptest::prelude::*;
-use rdmagen::check::Findings;
-use rdmagen::diag::detect::{self, Options};
-use rdmagen::diag::{Observations, capture};
+use rdmagen::detect::decide::{self, Options};
+use rdmagen::detect::{Observations, capture};
+use rdmagen::diagnostics::Findings;
+use rdmagen::model::Inputs;
+use rdmagen::model::pool::Platform;
 use rdmagen::render::Renderer;
-use rdmagen::spec::Inputs;
-use rdmagen::spec::pool::Platform;
 
 use crate::corpus::CAPTURES;
 use crate::guard;
@@ -46,7 +46,7 @@ fn detect_case(text: &str, platform: Platform, in_pod: bool) -> Result<bool, Str
         in_pod,
     };
     let mut findings = Findings::default();
-    let draft = detect::detect(&obs, &options, &mut findings);
+    let draft = decide::detect(&obs, &options, &mut findings);
     layout.all_inside(&findings)?;
     let Some(draft) = draft else {
         return Ok(false);
@@ -55,7 +55,7 @@ fn detect_case(text: &str, platform: Platform, in_pod: bool) -> Result<bool, Str
         return Ok(true);
     }
     let pool = RENDERER
-        .render_pool(&draft)
+        .render(rdmagen::render::POOL, "pool", &draft)
         .map_err(|e| format!("the detected pool does not render: {e}"))?;
     let mut check = Findings::default();
     let mut inputs = Inputs::default();

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rdmagen::check::Findings;
+use rdmagen::diagnostics::Findings;
 use rdmagen::dockerfile::image_check;
-use rdmagen::dockerfile::{self, Family, Install, PackageSet, Pins, base_image};
+use rdmagen::dockerfile::{self, Install};
+use rdmagen::model::pool::Platform;
+use rdmagen::packages::{Family, PackageSet, Pins, base_image};
 use rdmagen::platform::profile;
-use rdmagen::spec::pool::Platform;
 
 use crate::corpus::{CAPTURES, DOCKERFILES, PINS, TEMPLATES};
 use crate::guard;

@@ -1,7 +1,7 @@
 //! Findings must point inside the file they name.
 
-use rdmagen::check::Findings;
-use rdmagen::source::Location;
+use rdmagen::diagnostics::Findings;
+use rdmagen::diagnostics::source::Location;
 
 /// How a format breaks lines: at `\n` (captures, Dockerfiles, pin files), or also at
 /// a lone `\r`, as YAML does (the YAML parser counts lines that way).

@@ -2,10 +2,10 @@
 //! Kubernetes quantities (read through a Job, as `render` reads them).
 
 use proptest::prelude::*;
+use rdmagen::model::pool::Fabric;
+use rdmagen::model::rdma_request::RdmaRequest;
 use rdmagen::pipeline::{self, Request};
 use rdmagen::render::quote;
-use rdmagen::spec::pool::Fabric;
-use rdmagen::spec::rdma_request::RdmaRequest;
 use serde_json::Value;
 
 use crate::guard;
@@ -74,7 +74,7 @@ fn shm(quantity: &str) -> Result<Option<Value>, String> {
             Err(format!("rejected, but not at the shm line: {lines:?}"))
         };
     }
-    let doc = rdmagen::check::verify::parse(&outcome.jobs[0].files[0].text)?;
+    let doc = rdmagen::verify::parse(&outcome.jobs[0].files[0].text)?;
     let volumes = &doc[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"];
     Ok(Some(
         volumes

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rdmagen::check::Findings;
-use rdmagen::check::lint::{LintReport, lint_text};
-use rdmagen::check::manifest::ManifestFacts;
+use rdmagen::diagnostics::Findings;
+use rdmagen::model::load;
 use rdmagen::pipeline::{self, Request};
-use rdmagen::spec::{fast_yaml, load, tree, tree_value};
+use rdmagen::verify::lint::{LintReport, lint_text};
+use rdmagen::verify::manifest::ManifestFacts;
+use rdmagen::yaml::{fast_yaml, tree, tree_value};
 
 use crate::corpus::{JOB_AND_POOL, YAML};
 use crate::guard;
@@ -110,7 +111,7 @@ fn pipeline_case(text: &str) -> Result<usize, String> {
     Layout::new(&name, text, Lines::Yaml).all_inside(&outcome.findings)?;
     for job in &outcome.jobs {
         for file in job.files.iter().filter(|f| f.path.ends_with(".yaml")) {
-            let docs = rdmagen::check::verify::parse(&file.text)
+            let docs = rdmagen::verify::parse(&file.text)
                 .map_err(|e| format!("{} does not parse back: {e}", file.path))?;
             let full = tree_value::parse_values_fully(&file.text).map_err(|e| e.message)?;
             if docs != full {

@@ -16,9 +16,9 @@ mod world;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rdmagen::check::Findings;
-use rdmagen::spec::Inputs;
-use rdmagen::spec::target::OperatorGeneration;
+use rdmagen::diagnostics::Findings;
+use rdmagen::model::Inputs;
+use rdmagen::model::target::OperatorGeneration;
 use serde_json::Value;
 
 use operator::Generation;
@@ -120,7 +120,7 @@ fn root() -> PathBuf {
 }
 
 fn manifest(text: &str) -> Value {
-    let docs = rdmagen::check::verify::parse(text).expect("a manifest parses");
+    let docs = rdmagen::verify::parse(text).expect("a manifest parses");
     docs.into_iter()
         .find(|d| d["kind"] == "PyTorchJob")
         .expect("a PyTorchJob")

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{same_capability, training};
-use crate::check::Rule;
+use crate::diagnostics::Rule;
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step};
 use crate::kubernetes::strategic_merge;

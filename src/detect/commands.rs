@@ -1,0 +1,46 @@
+//! `rdmagen detect --print-commands`: what to run to capture everything detect reads.
+
+use crate::packages::{Family, PackageSet, packages};
+
+/// Shell that prints a node's or pod's GID tables in show_gids' format, for machines
+/// without mlnx-tools (show_gids is not packaged by Debian or Ubuntu). Reads sysfs
+/// like show_gids does: gids/<i>, gid_attrs/types/<i>, gid_attrs/ndevs/<i>.
+const SYSFS_GIDS: &str = r#"for p in /sys/class/infiniband/*/ports/*; do
+  d=${p%/ports/*}; d=${d##*/}; n=${p##*/}
+  for g in "$p"/gids/*; do
+    i=${g##*/}; gid=$(cat "$g" 2>/dev/null) || continue
+    case $gid in 0000:0000:0000:0000:0000:0000:0000:0000|fe80:0000:0000:0000:0000:0000:0000:0000) continue;; esac
+    ver=$(cat "$p/gid_attrs/types/$i" 2>/dev/null | grep -o '[Vv].*'); dev=$(cat "$p/gid_attrs/ndevs/$i" 2>/dev/null)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$d" "$n" "$i" "$gid" "${ver:-v?}" "${dev:--}"
+  done
+done"#;
+
+pub fn text() -> String {
+    let pkgs = packages(Family::Apt, PackageSet::Seed).join(" ");
+    format!(
+        "# On a GPU node (as root), or inside a running pod with
+#   kubectl exec <pod> -- sh -c '<the same commands>'
+# capture everything rdmagen detect reads into one file:
+{{
+  rdma link show
+  ibstat
+  ibv_devinfo -v
+  echo 'DEV	PORT	INDEX	GID					IPv4  		VER	DEV'
+  if command -v show_gids >/dev/null; then show_gids | tail -n +3; else
+{sysfs}
+  fi
+  ofed_info -s
+  dpkg -l {pkgs}
+}} > rdma-capture.txt 2>&1
+
+# Then, on your machine:
+#   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce]
+# or pass single outputs: --show-gids F --ibstat F --ibv-devinfo F --rdma-link F --ofed-info F --dpkg F
+",
+        sysfs = SYSFS_GIDS
+            .lines()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}

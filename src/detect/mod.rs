@@ -1,0 +1,79 @@
+//! Diagnostics: read what a node says (`show_gids`, `ibstat`, `ibv_devinfo`,
+//! `rdma link show`, `ofed_info -s`, `dpkg -l`) and decide a Pool from it.
+//!
+//! Formats: reference/rdma-nccl.md §2 and the samples in reference/diag-samples/.
+//! Parsers accept tabs or spaces, blank lines, trailers, several ports per device and
+//! truncated output; a line they cannot read is reported with its number, never a
+//! panic.
+
+pub mod capture;
+pub mod commands;
+pub mod decide;
+mod device;
+pub mod gid;
+mod gid_index;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::diagnostics::source::Location;
+
+/// What the link layer of a port says about the fabric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkLayer {
+    Ethernet,
+    InfiniBand,
+}
+
+/// One port of one RDMA device, merged from every capture that mentions it.
+#[derive(Debug, Clone, Default)]
+pub struct Port {
+    pub link_layer: Option<(LinkLayer, Location)>,
+    /// `Active`, `Down`, `Initializing`, ... (ibstat spelling; others are mapped).
+    pub state: Option<(String, Location)>,
+    /// `LinkUp`, `Disabled`, `Polling`, ...
+    pub physical: Option<(String, Location)>,
+    pub base_lid: Option<u32>,
+    pub sm_lid: Option<u32>,
+    pub netdev: Option<String>,
+}
+
+/// One row of a GID table.
+#[derive(Debug, Clone)]
+pub struct GidRow {
+    pub device: String,
+    pub port: u32,
+    pub index: u32,
+    pub gid: String,
+    /// RoCE version (1 or 2) when the capture says.
+    pub version: Option<u8>,
+    pub netdev: Option<String>,
+    pub at: Location,
+}
+
+/// Everything read from the captures.
+#[derive(Debug, Default)]
+pub struct Observations {
+    pub ports: BTreeMap<(String, u32), Port>,
+    pub gids: Vec<GidRow>,
+    pub ofed: Option<String>,
+    /// Package → (dpkg status such as `ii`, where).
+    pub dpkg: Option<BTreeMap<String, (String, Location)>>,
+    /// Lines that could not be read.
+    pub unreadable: Vec<(Location, String)>,
+    /// Where each capture file starts, for findings about a whole file.
+    pub files: Vec<Arc<str>>,
+}
+
+impl Observations {
+    pub fn port(&mut self, device: &str, port: u32) -> &mut Port {
+        self.ports.entry((device.to_owned(), port)).or_default()
+    }
+}
+
+/// `mlx5_2` before `mlx5_10`: compare the text before trailing digits, then the number.
+pub fn natural_key(name: &str) -> (String, u64) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, number) = name.split_at(name.len() - digits);
+    (stem.to_owned(), number.parse().unwrap_or(0))
+}

@@ -1,0 +1,185 @@
+//! Load: files and directories → typed Jobs and Pools, each with its located tree.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::FileType;
+use serde::de::DeserializeOwned;
+
+use crate::diagnostics::source::Sources;
+use crate::diagnostics::{Findings, Rule};
+use crate::error::Error;
+use crate::model::common::API_VERSION;
+use crate::model::input_check;
+use crate::model::job::JobDocument;
+use crate::model::pool::PoolDocument;
+use crate::model::schema::VALIDATORS;
+use crate::yaml::tree::{Document, Seg, parse_documents};
+use crate::yaml::{tree_de, tree_value};
+
+/// A typed input together with the document it was read from.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub doc: Document,
+}
+
+/// Everything read from the inputs, in a stable order (sorted paths, document order).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub jobs: Vec<Loaded<JobDocument>>,
+    pub pools: Vec<Loaded<PoolDocument>>,
+    pub sources: Sources,
+}
+
+/// Expand files and directories into the YAML files they name, sorted.
+/// A directory is walked recursively for `*.yaml` and `*.yml`; a file is taken as given.
+/// Nothing is followed: a symlink (or FIFO, device) with a YAML name in a walked
+/// directory is an error that names it, as is a named path that is a symlink.
+pub fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for path in paths {
+        let kind = crate::files::kind_of(path).map_err(|e| Error::io(path, e))?;
+        if kind != Some(FileType::Directory) {
+            // Read as given: a missing file, a symlink or a FIFO is refused by the read.
+            files.push(path.clone());
+            continue;
+        }
+        for entry in crate::files::walk(path).map_err(|e| Error::io(path, e))? {
+            let is_yaml = entry
+                .path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml");
+            match entry.kind {
+                FileType::RegularFile if is_yaml => files.push(entry.path),
+                FileType::RegularFile | FileType::Directory => {}
+                _ if is_yaml => {
+                    return Err(Error::io(
+                        &entry.path,
+                        std::io::Error::other(format!(
+                            "is {}; rdmagen reads only regular files and never follows symlinks",
+                            crate::files::kind_name(entry.kind)
+                        )),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// The Jobs and Pools of one file, each with its position in the file.
+#[derive(Debug, Default)]
+pub struct FileDocuments {
+    pub jobs: Vec<(usize, Loaded<JobDocument>)>,
+    pub pools: Vec<(usize, Loaded<PoolDocument>)>,
+    /// Pools that failed to load, by name; None when the name cannot be known (a
+    /// syntax error loses the whole file, which may have defined any pool). A job on
+    /// one of them then says so, rather than that its pool is not defined.
+    pub failed_pools: Vec<Option<String>>,
+}
+
+/// Parse one file's text into its Jobs and Pools. Problems with the content become
+/// findings; a document with problems is left out.
+pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> FileDocuments {
+    let mut out = FileDocuments::default();
+    let docs = match parse_documents(name, text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            e.report(name.clone(), findings);
+            out.failed_pools.push(None);
+            return out;
+        }
+    };
+    for (index, doc) in docs.into_iter().enumerate() {
+        let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
+        let kind = doc.root.get("kind").and_then(|n| n.as_str());
+        let pool_name = (kind == Some("Pool")).then(|| {
+            doc.root
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .map(str::to_owned)
+        });
+        let pools_before = out.pools.len();
+        match (api_version, kind) {
+            (Some(API_VERSION), Some("Job")) => {
+                let v = &*VALIDATORS;
+                if let Some(value) = typed(&doc, (&v.job, &v.job_schema), findings) {
+                    out.jobs.push((index, Loaded { value, doc }));
+                }
+            }
+            (Some(API_VERSION), Some("Pool")) => {
+                let v = &*VALIDATORS;
+                if let Some(value) = typed(&doc, (&v.pool, &v.pool_schema), findings) {
+                    out.pools.push((index, Loaded { value, doc }));
+                }
+            }
+            (Some(API_VERSION), other) => findings.at(
+                Rule::UnknownDocument,
+                format!(
+                    "kind is {}; rdmagen reads `Job` and `Pool`",
+                    other.map_or("missing".to_owned(), |k| format!("`{k}`"))
+                ),
+                doc.locate(&[Seg::Key("kind")]),
+            ),
+            (other, _) => findings.at(
+                Rule::UnknownDocument,
+                format!(
+                    "apiVersion is {}; expected `{API_VERSION}`",
+                    other.map_or("missing".to_owned(), |v| format!("`{v}`"))
+                ),
+                doc.locate(&[Seg::Key("apiVersion")]),
+            ),
+        }
+        if let Some(name) = pool_name
+            && out.pools.len() == pools_before
+        {
+            out.failed_pools.push(name);
+        }
+    }
+    out
+}
+
+impl Inputs {
+    /// Parse one file's text, adding its Jobs and Pools and keeping the text for
+    /// diagnostics.
+    pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
+        let docs = read_documents(&name, &text, findings);
+        self.sources.add(name, Arc::from(text));
+        self.jobs.extend(docs.jobs.into_iter().map(|(_, j)| j));
+        self.pools.extend(docs.pools.into_iter().map(|(_, p)| p));
+    }
+}
+
+/// Validate one document against its schema (every violation is reported), then
+/// deserialise it into its typed form from the same parsed tree.
+fn typed<T: DeserializeOwned>(
+    doc: &Document,
+    (validator, schema): (&jsonschema::Validator, &serde_json::Value),
+    findings: &mut Findings,
+) -> Option<T> {
+    let value = tree_value::to_value(&doc.root);
+    let before = findings.len();
+    input_check::check(doc, &value, validator, schema, findings);
+    if findings.len() > before {
+        return None;
+    }
+    match tree_de::from_node::<T>(&doc.root) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            let at = match e.at {
+                Some((line, column)) => doc.location(line, column),
+                None => doc.locate(&[]),
+            };
+            findings.at(Rule::InputShape, e.message, at);
+            None
+        }
+    }
+}
+
+/// How a path is shown in diagnostics: as given, with `/` separators.
+pub fn display_name(path: &Path) -> Arc<str> {
+    Arc::from(path.to_string_lossy().replace('\\', "/"))
+}

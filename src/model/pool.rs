@@ -1,0 +1,277 @@
+//! The Pool: what a platform team knows about a set of GPU nodes and their network.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::kubernetes::input_schema as k8s;
+use crate::model::common::{ApiVersion, Metadata, ScalarString};
+use crate::model::job::{EnvValue, ObjectName, Toleration, Volume};
+use crate::model::target::TargetSpec;
+
+/// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolDocument {
+    pub api_version: ApiVersion,
+    pub kind: PoolKind,
+    pub metadata: Metadata,
+    pub spec: PoolSpec,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub enum PoolKind {
+    Pool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolSpec {
+    /// The platform the pool belongs to; decides which NCCL variables the platform presets.
+    #[serde(default)]
+    pub platform: Platform,
+    /// What the cluster runs: training API, operator and NCCL versions, gang scheduling.
+    /// Unset fields take the platform's defaults.
+    #[serde(default)]
+    pub target: TargetSpec,
+    pub gpu: GpuSpec,
+    pub network: NetworkSpec,
+    /// The pod scheduler, e.g. `{name: volcano, queue: default}`.
+    #[serde(default)]
+    pub scheduler: Option<SchedulerSpec>,
+    /// What every job on the pool's nodes gets unless the job says otherwise.
+    #[serde(default)]
+    pub job_defaults: JobDefaults,
+}
+
+// The Job's own field names and types, declared again here: serde's `flatten` cannot be
+// combined with `deny_unknown_fields`, and an unknown field must stay an error.
+/// Defaults for every job on a pool. A job's own value wins: maps (`nodeSelector`,
+/// `env`, `labels`, `annotations`) merge key by key, named lists (`volumes`,
+/// `imagePullSecrets`, `initContainers`, `sidecars`) item by name, `tolerations` and
+/// `envFrom` add up, `affinity` merges by kind (nodeAffinity, podAffinity,
+/// podAntiAffinity), and a single value is replaced.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobDefaults {
+    /// Node labels the pool's nodes carry, e.g. `{gpu.example.com/model: h100}`: keeps
+    /// jobs off other pools' nodes that share the GPU resource name.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Tolerations of the pool's taints.
+    #[serde(default)]
+    pub tolerations: Vec<Toleration>,
+    /// Affinity of the pods (Kubernetes Affinity).
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::Affinity>")]
+    pub affinity: Option<Value>,
+    /// Registry credentials every job needs.
+    #[serde(default)]
+    pub image_pull_secrets: Vec<ObjectName>,
+    /// Environment variables of every job's training container.
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+    /// Environment from whole ConfigMaps or Secrets (Kubernetes EnvFromSource).
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::EnvFromSource>")]
+    pub env_from: Vec<Value>,
+    /// Labels of every job's PyTorchJob and pods.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations of every job's PyTorchJob and pods.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ScalarString>")]
+    pub annotations: BTreeMap<String, String>,
+    /// Volumes every job mounts, e.g. the shared dataset file system.
+    #[serde(default)]
+    pub volumes: Vec<Volume>,
+    /// PriorityClass of the pods.
+    #[serde(default)]
+    pub priority_class_name: Option<String>,
+    /// ServiceAccount the pods run as.
+    #[serde(default)]
+    pub service_account_name: Option<String>,
+    /// Init containers every job runs first.
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub init_containers: Vec<Value>,
+    /// Sidecars every job runs (native sidecars, as a job's `sidecars`).
+    #[serde(default)]
+    #[schemars(with = "Vec<k8s::Container>")]
+    pub sidecars: Vec<Value>,
+    /// A partial PodTemplateSpec merged over every job's pods, before the job's own.
+    #[serde(default)]
+    #[schemars(with = "Option<k8s::PodTemplateOverlay>")]
+    pub pod_template: Option<Value>,
+}
+
+/// Platforms whose conventions rdmagen knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// A self-built cluster: rdmagen writes every NCCL variable the pool implies.
+    #[default]
+    Generic,
+    /// AIStudio: presets NCCL_IB_GID_INDEX, NCCL_IB_HCA and NCCL_CROSS_NIC on RoCE.
+    Aistudio,
+    /// CubeStudio: RDMA resources named by type (`N(roce)`, `N(ib)`).
+    Cubestudio,
+    /// Baidu CCE: injects its NCCL variables into PID 1 unless the YAML declares them.
+    Cce,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GpuSpec {
+    /// Extended resource name of a GPU.
+    #[serde(default = "default_gpu_resource")]
+    pub resource: String,
+    /// GPUs on each node.
+    #[schemars(range(min = 1))]
+    pub per_node: u32,
+    /// GPU model, for people reading the pool.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+fn default_gpu_resource() -> String {
+    "nvidia.com/gpu".to_owned()
+}
+
+/// The training (data) network of the pool's nodes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkSpec {
+    pub fabric: Fabric,
+    /// The pool page's training-network label, e.g. "RoCE 8*200G" or "IB 4*200G".
+    #[serde(default)]
+    pub label: Option<String>,
+    /// RDMA data NICs in order, e.g. mlx5_1..mlx5_8. Never the management NIC.
+    #[serde(default)]
+    #[schemars(example = ["mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"])]
+    pub hcas: Vec<String>,
+    /// The management (TCP) NIC's RDMA device, kept out of NCCL_IB_HCA. Default: mlx5_0;
+    /// `none` when the management NIC has no RDMA device.
+    #[serde(default)]
+    pub management_nic: Option<String>,
+    /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME); in a pod usually eth0.
+    #[serde(default)]
+    pub socket_ifname: Option<String>,
+    /// RoCE GID index (NCCL_IB_GID_INDEX), or "auto" for NCCL's dynamic selection.
+    #[serde(default)]
+    pub gid_index: Option<GidIndex>,
+    /// Extended resource of the RDMA device plugin. Default: ib → rdma/hca, roce → rdma/shared.
+    #[serde(default)]
+    pub rdma_resource: Option<String>,
+    /// NCCL_IB_TIMEOUT (0-31; 0 waits forever).
+    #[serde(default)]
+    pub ib_timeout: Option<u32>,
+    /// NCCL_IB_QPS_PER_CONNECTION (1-128).
+    #[serde(default)]
+    pub qps_per_connection: Option<u32>,
+    /// NCCL_CROSS_NIC (0, 1 or 2).
+    #[serde(default)]
+    pub cross_nic: Option<u32>,
+    /// NCCL_IB_TC: the traffic class of a lossless RoCE fabric's QoS setup (OCI: 41).
+    /// Only on platforms that leave QoS to the user.
+    #[serde(default)]
+    pub traffic_class: Option<u32>,
+    /// NCCL_IB_SL: the InfiniBand service level (0-15). Only on platforms that leave
+    /// QoS to the user.
+    #[serde(default)]
+    pub service_level: Option<u32>,
+    /// Which data NICs a job on part of a node uses: `first` (the first ceil(k·H/G), seed
+    /// 001's table) or `all` (every data NIC; NCCL picks the nearest to each GPU).
+    /// Default: the platform's.
+    #[serde(default)]
+    pub partial_node_hcas: Option<PartialNodeHcas>,
+}
+
+/// NIC choice for a job that takes k of a node's G GPUs. Neither rdmagen nor the device
+/// plugin knows which GPUs the pod gets, so neither choice can follow GPU locality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialNodeHcas {
+    /// The first ceil(k·H/G) of the H data NICs (seed 001: 4 GPUs → mlx5_1..mlx5_4).
+    First,
+    /// Every data NIC; NCCL uses the ones nearest to each GPU.
+    All,
+}
+
+/// Seed 001: "mlx5_0 is usually the TCP main NIC".
+pub const DEFAULT_MANAGEMENT_NIC: &str = "mlx5_0";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Fabric {
+    /// RDMA over Converged Ethernet.
+    Roce,
+    /// InfiniBand.
+    Ib,
+    /// No RDMA: NCCL uses sockets.
+    Tcp,
+}
+
+impl Fabric {
+    pub fn is_rdma(self) -> bool {
+        self != Fabric::Tcp
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fabric::Roce => "roce",
+            Fabric::Ib => "ib",
+            Fabric::Tcp => "tcp",
+        }
+    }
+}
+
+/// A GID index, or `auto` to leave it to NCCL's dynamic selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GidIndex {
+    Index(u32),
+    Auto,
+}
+
+impl JsonSchema for GidIndex {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GidIndex".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A GID index, or `auto` to leave it to NCCL's dynamic selection.",
+            "anyOf": [{"type": "integer", "minimum": 0}, {"const": "auto"}]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for GidIndex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "auto" {
+            return Ok(GidIndex::Auto);
+        }
+        text.parse().map(GidIndex::Index).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "invalid GID index `{text}`: expected a non-negative integer or `auto`"
+            ))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulerSpec {
+    /// schedulerName of the pods, e.g. volcano.
+    pub name: String,
+    /// Queue (Volcano), written to runPolicy.schedulingPolicy.queue (read by the operator
+    /// under gang scheduling) and to the pods' `scheduling.volcano.sh/queue-name`
+    /// annotation (read by Volcano without it).
+    #[serde(default)]
+    pub queue: Option<String>,
+}

@@ -1,0 +1,470 @@
+//! What is wrong with one environment variable, judged from its name and value and
+//! what is known about the pod (RDMA on, fabric, platform). Used for a job's `env`
+//! at resolve time and for container env in `lint`.
+//!
+//! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
+
+use crate::diagnostics::Rule;
+use crate::model::pool::Fabric;
+use crate::platform::Profile;
+
+/// What is known about the pod a variable is set in.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnvFacts<'a> {
+    /// Whether the pod holds an RDMA device.
+    pub rdma_on: bool,
+    /// The pool's fabric, when known (not in `lint`).
+    pub fabric: Option<Fabric>,
+    /// The platform, when known; decides which debugging variables are recommended.
+    pub profile: Option<&'static Profile>,
+    /// The management NIC, never a data NIC (seed 001: usually mlx5_0).
+    pub management_nic: Option<&'a str>,
+}
+
+/// Variables the training operator appends to every container (envvar.go).
+const OPERATOR_MANAGED: &[&str] = &["MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"];
+
+/// Variables the NCCL docs file under "Debugging": not for production or scripts.
+/// NCCL_IB_QPS_PER_CONNECTION is filed there too (env.rst:1011) but is left out: seed
+/// 001's key-parameter table recommends 8 for self-built clusters, and CCE injects it
+/// into every RDMA pod, so it is a production setting on the clusters rdmagen targets.
+pub const DEBUG_ONLY: &[&str] = &[
+    "NCCL_IB_DISABLE",
+    "NCCL_IB_SPLIT_DATA_ON_QPS",
+    "NCCL_IB_PCI_RELAXED_ORDERING",
+    "NCCL_IB_ADAPTIVE_ROUTING",
+    "NCCL_IB_ECE_ENABLE",
+    "NCCL_IB_MERGE_NICS",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+    "NCCL_SHM_DISABLE",
+    "NCCL_BUFFSIZE",
+    "NCCL_NTHREADS",
+    "NCCL_NVLS_ENABLE",
+];
+
+pub fn is_operator_managed(name: &str) -> bool {
+    OPERATOR_MANAGED.contains(&name) || name.starts_with("PET_")
+}
+
+/// Every problem with `name=value`, as (rule, message).
+pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
+    let mut out = Vec::new();
+    let v = value.trim();
+    // Only a platform that owns the fabric's QoS forbids these (AIStudio, seed 000);
+    // on a self-built lossless fabric they are required (OCI's RoCE uses TC 41).
+    if let Some(profile) = facts.profile.filter(|p| p.owns_qos)
+        && matches!(name, "NCCL_IB_TC" | "NCCL_IB_SL")
+    {
+        out.push((
+            Rule::IbTcSet,
+            format!(
+                "{name} must match the switches' QoS setup, which {} owns: no need to set it, do not change it",
+                profile.title
+            ),
+        ));
+    }
+    if is_operator_managed(name) {
+        out.push((
+            Rule::OperatorManagedEnv,
+            format!("{name} is set by the training operator for every pod; remove it"),
+        ));
+    }
+    if name == "NCCL_IB_DISABLE" && v == "1" && facts.rdma_on {
+        out.push((
+            Rule::IbDisableWithRdma,
+            "NCCL_IB_DISABLE=1 turns RDMA off inside NCCL while the pod holds an RDMA device"
+                .to_owned(),
+        ));
+    }
+    if name == "NCCL_IB_GID_INDEX" && facts.fabric == Some(Fabric::Ib) {
+        out.push((
+            Rule::GidIndexOnIb,
+            "NCCL_IB_GID_INDEX is ignored on InfiniBand; it only matters on RoCE".to_owned(),
+        ));
+    }
+    let range = match name {
+        "NCCL_IB_TIMEOUT" => Some((0, 31)),
+        "NCCL_IB_QPS_PER_CONNECTION" => Some((1, 128)),
+        "NCCL_CROSS_NIC" => Some((0, 2)),
+        "NCCL_IB_RETRY_CNT" => Some((0, 7)),
+        "NCCL_IB_GID_INDEX" => Some((-1, 255)),
+        _ => None,
+    };
+    if let Some((min, max)) = range {
+        match v.parse::<i64>() {
+            Ok(n) if (min..=max).contains(&n) => {
+                if name == "NCCL_IB_TIMEOUT" && n == 0 {
+                    out.push((
+                        Rule::IbTimeoutInfinite,
+                        "NCCL_IB_TIMEOUT=0 waits forever: a lost link hangs the job instead of failing it".to_owned(),
+                    ));
+                }
+            }
+            _ => out.push((
+                Rule::NcclValueRange,
+                format!("{name}=`{value}`; NCCL accepts an integer from {min} to {max}"),
+            )),
+        }
+    }
+    let syntax = match name {
+        "NCCL_DEBUG" => debug_level(v),
+        "NCCL_ALGO" => selection(value, ALGORITHMS, "algorithm"),
+        "NCCL_PROTO" => selection(value, PROTOCOLS, "protocol"),
+        "NCCL_SOCKET_IFNAME" => interface_list(v),
+        "NCCL_IB_HCA" => hca_list(v),
+        _ => None,
+    };
+    if let Some(problem) = syntax {
+        out.push((Rule::NcclSyntax, format!("{name}=`{value}`: {problem}")));
+    }
+    if name == "NCCL_IB_HCA" {
+        out.extend(hca_hazards(v, facts));
+    }
+    // NCCL_IB_DISABLE=1 in a pod with no RDMA device is a deliberate statement that the
+    // job runs over TCP (rdmagen writes it so for RDMA off): not a debugging leftover.
+    let tcp_statement = name == "NCCL_IB_DISABLE" && v == "1" && !facts.rdma_on;
+    if DEBUG_ONLY.contains(&name)
+        && !tcp_statement
+        && !facts.profile.is_some_and(|p| p.recommends.contains(&name))
+    {
+        out.push((
+            Rule::DebugOnlyVariable,
+            format!("{name} is a debugging variable in the NCCL docs: not for production, may cause sub-optimal behaviour, crashes or hangs"),
+        ));
+    }
+    out
+}
+
+fn debug_level(v: &str) -> Option<String> {
+    const LEVELS: &[&str] = &["VERSION", "WARN", "INFO", "TRACE", "ABORT"];
+    (!LEVELS.iter().any(|l| l.eq_ignore_ascii_case(v)))
+        .then(|| format!("expected one of {}", LEVELS.join(", ")))
+}
+
+/// The tokens current NCCL accepts (src/init.cc:53-54); anything else makes it return
+/// ncclInvalidUsage (src/graph/tuning.cc:108-111). Matched without regard to case.
+const ALGORITHMS: &[&str] = &[
+    "Tree",
+    "Ring",
+    "CollNetDirect",
+    "CollNetChain",
+    "NVLS",
+    "NVLSTree",
+    "PAT",
+];
+const PROTOCOLS: &[&str] = &["LL", "LL128", "Simple"];
+/// Collectives that NCCL >= 2.24 accepts in `func:list` items.
+const COLLECTIVES: &[&str] = &[
+    "allreduce",
+    "allgather",
+    "reducescatter",
+    "broadcast",
+    "reduce",
+];
+
+/// NCCL_ALGO / NCCL_PROTO: a comma list with optional leading `^` (all versions), or
+/// since 2.24 `;`-separated `[func:]list` items, e.g. `ring;allreduce:^tree`.
+fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
+    // NCCL splits with strtok_r, which skips empty tokens (`ring,` and `ring;` are
+    // fine), and compares with strcasecmp, which trims nothing (`ring, tree` fails):
+    // src/graph/tuning.cc parseList.
+    if v.is_empty() {
+        return Some(format!("an empty list names no {what}"));
+    }
+    for (i, item) in v.split(';').filter(|item| !item.is_empty()).enumerate() {
+        let list = match item.split_once(':') {
+            Some((func, list)) => {
+                if !COLLECTIVES.iter().any(|c| c.eq_ignore_ascii_case(func)) {
+                    return Some(format!(
+                        "`{func}` is not a collective ({}; NCCL trims no spaces)",
+                        COLLECTIVES.join(", ")
+                    ));
+                }
+                list
+            }
+            None if i > 0 => {
+                return Some("only the first `;` item may omit `function:`".to_owned());
+            }
+            None => item,
+        };
+        let list = list.strip_prefix('^').unwrap_or(list);
+        for token in list.split(',').filter(|token| !token.is_empty()) {
+            if allowed == ALGORITHMS && token.eq_ignore_ascii_case("collnet") {
+                return Some(format!(
+                    "`{token}` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+                ));
+            }
+            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token)) {
+                return Some(format!(
+                    "`{token}` is not a known {what} ({}; NCCL trims no spaces)",
+                    allowed.join(", ")
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `[^][=]name[,name...]`
+fn interface_list(v: &str) -> Option<String> {
+    let list = v.strip_prefix('^').unwrap_or(v);
+    let list = list.strip_prefix('=').unwrap_or(list);
+    list.split(',')
+        .find(|n| n.is_empty() || n.chars().any(char::is_whitespace))
+        .map(|n| format!("`{n}` is not an interface name or prefix"))
+}
+
+/// `[^][=]hca[:port[:rail[:plane]]][,...]`, at most 32 devices.
+fn hca_list(v: &str) -> Option<String> {
+    let list = v.strip_prefix('^').unwrap_or(v);
+    let list = list.strip_prefix('=').unwrap_or(list);
+    let items: Vec<&str> = list.split(',').collect();
+    if items.len() > 32 {
+        return Some(format!("{} devices; NCCL takes at most 32", items.len()));
+    }
+    for item in items {
+        let mut parts = item.split(':');
+        let name = parts.next().unwrap_or_default();
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        let numbers: Vec<&str> = parts.collect();
+        let numbers_ok = numbers.len() <= 3
+            && numbers.iter().enumerate().all(|(i, n)| {
+                n.chars().all(|c| c.is_ascii_digit())
+                    && (!n.is_empty() || i == 0 && numbers.len() > 1)
+            });
+        if !plain || !numbers_ok {
+            return Some(format!("`{item}` is not `device[:port[:rail[:plane]]]`"));
+        }
+    }
+    None
+}
+
+/// Device names in an NCCL_IB_HCA value, without `^`, `=` and ports.
+pub fn hca_names(v: &str) -> (bool, bool, Vec<&str>) {
+    let exclude = v.starts_with('^');
+    let list = v.strip_prefix('^').unwrap_or(v);
+    let exact = list.starts_with('=');
+    let list = list.strip_prefix('=').unwrap_or(list);
+    let names = list
+        .split(',')
+        .map(|i| i.split(':').next().unwrap_or_default())
+        .filter(|n| !n.is_empty())
+        .collect();
+    (exclude, exact, names)
+}
+
+fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
+    let (exclude, exact, names) = hca_names(v);
+    let mut out = Vec::new();
+    if exclude {
+        return out;
+    }
+    let management = facts.management_nic.unwrap_or("mlx5_0");
+    if names.contains(&management) {
+        out.push((
+            Rule::HcaManagementNic,
+            format!("NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC"),
+        ));
+    }
+    // NCCL compares names as prefixes (src/misc/utils.cc:218-222): without `=`, a
+    // name ending in a digit also selects the devices whose names continue it
+    // (mlx5_1: mlx5_10..mlx5_19), listed or not. env.rst: always add the `=`.
+    if !exact {
+        let listed = names
+            .iter()
+            .flat_map(|a| names.iter().map(move |b| (*a, *b)))
+            .find(|(a, b)| a != b && b.starts_with(a));
+        let open = names
+            .iter()
+            .find(|n| n.ends_with(|c: char| c.is_ascii_digit()));
+        let also = match (listed, open) {
+            (Some((short, long)), _) => Some(format!("`{short}` also matches {long}")),
+            (None, Some(name)) => Some(format!(
+                "`{name}` also selects {name}0..{name}9 and longer names if the node has them, a storage NIC say"
+            )),
+            (None, None) => None,
+        };
+        if let Some(also) = also {
+            out.push((
+                Rule::HcaPrefixAmbiguous,
+                format!(
+                    "{also} (NCCL matches prefixes); write `={}` for exact names",
+                    names.join(",")
+                ),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(name: &str, value: &str) -> Vec<Rule> {
+        check(name, value, &EnvFacts::default())
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    #[test]
+    fn ranges() {
+        assert!(rules("NCCL_IB_TIMEOUT", "22").is_empty());
+        assert_eq!(rules("NCCL_IB_TIMEOUT", "32"), [Rule::NcclValueRange]);
+        assert_eq!(rules("NCCL_IB_TIMEOUT", "0"), [Rule::IbTimeoutInfinite]);
+        assert_eq!(rules("NCCL_CROSS_NIC", "3"), [Rule::NcclValueRange]);
+        assert_eq!(rules("NCCL_CROSS_NIC", "x"), [Rule::NcclValueRange]);
+        assert!(rules("NCCL_IB_GID_INDEX", "-1").is_empty());
+    }
+
+    #[test]
+    fn algo_and_proto_in_both_syntaxes() {
+        for ok in [
+            "Ring",
+            "ring,tree",
+            "^tree",
+            "ring;allreduce:tree,collnetdirect;broadcast:ring",
+            "allreduce:^tree",
+            "Ring,",
+            "Ring;",
+            "ring,,tree",
+        ] {
+            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
+        }
+        for bad in [
+            "rings",
+            "ring;tree",
+            "allreduce:rng",
+            "scatter:ring",
+            "",
+            "Ring, Tree",
+            " Ring",
+            "allreduce: tree",
+        ] {
+            assert!(selection(bad, ALGORITHMS, "algorithm").is_some(), "{bad}");
+        }
+        assert!(selection("LL128,Simple", PROTOCOLS, "protocol").is_none());
+        assert!(selection("LL256", PROTOCOLS, "protocol").is_some());
+    }
+
+    #[test]
+    fn hca_syntax_and_hazards() {
+        for ok in [
+            "mlx5_1",
+            "=mlx5_1,mlx5_10",
+            "^=mlx5_0",
+            "mlx5_0:1",
+            "mlx5_0::0:0",
+            "mlx5",
+        ] {
+            assert!(hca_list(ok).is_none(), "{ok}");
+        }
+        for bad in ["", "mlx5_1,,mlx5_2", "mlx5 1", "mlx5_0:x", "mlx5_0:1:2:3:4"] {
+            assert!(hca_list(bad).is_some(), "{bad}");
+        }
+        assert_eq!(
+            rules("NCCL_IB_HCA", "mlx5_1,mlx5_10"),
+            [Rule::HcaPrefixAmbiguous]
+        );
+        assert!(rules("NCCL_IB_HCA", "=mlx5_1,mlx5_10").is_empty());
+        assert_eq!(
+            rules("NCCL_IB_HCA", "=mlx5_0,mlx5_1"),
+            [Rule::HcaManagementNic]
+        );
+        assert!(rules("NCCL_IB_HCA", "^mlx5_0").is_empty());
+        // Issue 11: without `=`, mlx5_1 also selects mlx5_10..19 the list never names.
+        assert_eq!(
+            rules("NCCL_IB_HCA", "mlx5_1,mlx5_2"),
+            [Rule::HcaPrefixAmbiguous]
+        );
+        assert!(rules("NCCL_IB_HCA", "=mlx5_1,mlx5_2").is_empty());
+    }
+
+    #[test]
+    fn socket_ifname_and_debug() {
+        assert!(interface_list("^docker,lo").is_none());
+        assert!(interface_list("=eth0").is_none());
+        assert!(interface_list("eth0,").is_some());
+        assert!(rules("NCCL_DEBUG", "info").is_empty());
+        assert_eq!(rules("NCCL_DEBUG", "VERBOSE"), [Rule::NcclSyntax]);
+    }
+
+    fn on(platform: crate::model::pool::Platform) -> EnvFacts<'static> {
+        EnvFacts {
+            profile: Some(crate::platform::profile(platform)),
+            ..EnvFacts::default()
+        }
+    }
+
+    #[test]
+    fn collnet_alone_is_gone_since_2_14() {
+        let problem = selection("Ring,collnet", ALGORITHMS, "algorithm").unwrap();
+        assert_eq!(
+            problem,
+            "`collnet` is gone since NCCL 2.14 (env.rst: valid 2.5-2.13); write CollNetDirect or CollNetChain"
+        );
+        for ok in ["CollNetDirect", "collnetchain", "NVLS,NVLSTree", "PAT"] {
+            assert!(selection(ok, ALGORITHMS, "algorithm").is_none(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
+        use crate::model::pool::Platform;
+        for name in ["NCCL_IB_TC", "NCCL_IB_SL"] {
+            assert!(rules(name, "41").is_empty(), "{name} with no platform");
+            let generic = check(name, "41", &on(Platform::Generic));
+            assert!(generic.is_empty(), "{name} on generic: {generic:?}");
+            let ai = check(name, "41", &on(Platform::Aistudio));
+            assert_eq!(
+                ai,
+                [(
+                    Rule::IbTcSet,
+                    format!(
+                        "{name} must match the switches' QoS setup, which AIStudio owns: no need to set it, do not change it"
+                    )
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn tcp_statement_and_qps_are_not_debugging_leftovers() {
+        assert!(rules("NCCL_IB_DISABLE", "1").is_empty());
+        let rdma = EnvFacts {
+            rdma_on: true,
+            ..EnvFacts::default()
+        };
+        let with_rdma: Vec<Rule> = check("NCCL_IB_DISABLE", "1", &rdma)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(
+            with_rdma,
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        assert_eq!(rules("NCCL_IB_DISABLE", "0"), [Rule::DebugOnlyVariable]);
+        assert!(rules("NCCL_IB_QPS_PER_CONNECTION", "8").is_empty());
+    }
+
+    #[test]
+    fn debugging_variables_unless_recommended() {
+        assert_eq!(rules("NCCL_ALGO", "Ring"), [Rule::DebugOnlyVariable]);
+        let facts = EnvFacts {
+            profile: Some(crate::platform::profile(
+                crate::model::pool::Platform::Aistudio,
+            )),
+            ..EnvFacts::default()
+        };
+        assert!(check("NCCL_ALGO", "Ring", &facts).is_empty());
+    }
+}

@@ -1,0 +1,143 @@
+//! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
+//! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
+//! PersistentVolumes and claims that come with them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::diagnostics::Findings;
+use crate::diagnostics::source::Sources;
+use crate::diagnostics::suggest::closest;
+use crate::error::Error;
+use crate::model::load::{display_name, yaml_files};
+use crate::verify::manifest::{self, ManifestFacts};
+use crate::verify::storage;
+use crate::yaml::tree::parse_documents;
+use crate::yaml::tree_value::to_value;
+
+/// What a lint run found, and over how much.
+#[derive(Debug, Default)]
+pub struct LintReport {
+    pub findings: Findings,
+    pub sources: Sources,
+    pub files: usize,
+    pub jobs: usize,
+    /// PersistentVolume and PersistentVolumeClaim documents.
+    pub volumes_and_claims: usize,
+    /// Kept until every file is read: a claim may be bound by a PV in another file.
+    volumes: Vec<storage::Volume>,
+    claims: Vec<storage::Claim>,
+    /// Documents that are not PyTorchJobs but look as if they were meant to be, each
+    /// with what is wrong: they explain a run that linted nothing.
+    pub near_misses: Vec<String>,
+}
+
+impl LintReport {
+    /// Why nothing was linted, when nothing was and nothing else went wrong: a run
+    /// that checked no PyTorchJob must not pass as clean (a `kind` typo, a Pool file,
+    /// an empty folder). `paths` are what the user named.
+    pub fn nothing_linted(&self, paths: &[PathBuf]) -> Option<String> {
+        if self.jobs > 0 || self.volumes_and_claims > 0 || !self.findings.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let named = named.join(", ");
+        if self.files == 0 {
+            return Some(format!(
+                "nothing to lint: no *.yaml or *.yml file in {named}"
+            ));
+        }
+        let mut message = format!(
+            "nothing to lint: no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {named}"
+        );
+        const SHOWN: usize = 3;
+        for miss in self.near_misses.iter().take(SHOWN) {
+            message.push_str("; ");
+            message.push_str(miss);
+        }
+        if self.near_misses.len() > SHOWN {
+            message.push_str(&format!("; and {} more", self.near_misses.len() - SHOWN));
+        }
+        Some(message)
+    }
+
+    /// The checks that need every file read: claims against the PVs of the whole run.
+    pub fn finish(&mut self) {
+        for (rule, message, at) in storage::check(&self.volumes, &self.claims) {
+            self.findings.at(rule, message, at);
+        }
+        self.volumes.clear();
+        self.claims.clear();
+    }
+}
+
+/// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
+/// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
+/// Other documents (Services, ConfigMaps, ...) are skipped.
+pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<LintReport, Error> {
+    let mut report = LintReport::default();
+    for path in yaml_files(paths)? {
+        let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
+        let name = display_name(&path);
+        lint_text(&mut report, name, text, facts);
+        report.files += 1;
+    }
+    report.finish();
+    report.findings.sort();
+    Ok(report)
+}
+
+/// Lint one file's text into `report`; call [`LintReport::finish`] after the last.
+pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String, facts: &ManifestFacts) {
+    let text: Arc<str> = Arc::from(text);
+    report.sources.add(name.clone(), text.clone());
+    let docs = match parse_documents(&name, &text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            e.report(name, &mut report.findings);
+            return;
+        }
+    };
+    for doc in docs {
+        let value = to_value(&doc.root);
+        if let Some(volume) = storage::volume(&value) {
+            report.volumes.push(volume);
+            report.volumes_and_claims += 1;
+            continue;
+        }
+        if let Some(claim) = storage::claim(&value, |p| doc.locate_pointer(p)) {
+            report.claims.push(claim);
+            report.volumes_and_claims += 1;
+            continue;
+        }
+        if !manifest::is_pytorchjob(&value) {
+            if let Some((pointer, why)) = near_miss(&value) {
+                let at = doc.locate_pointer(pointer);
+                report.near_misses.push(format!("{at}: {why}"));
+            }
+            continue;
+        }
+        report.jobs += 1;
+        for problem in manifest::check(&value, facts) {
+            let at = doc.locate_pointer(&problem.pointer);
+            report.findings.at(problem.rule, problem.message, at);
+        }
+    }
+}
+
+/// What keeps a document that was probably meant as a PyTorchJob from being one, and
+/// where: a misspelt kind, a wrong apiVersion, or an rdmagen input given to lint.
+fn near_miss(doc: &serde_json::Value) -> Option<(&'static str, String)> {
+    let kind = doc["kind"].as_str()?;
+    let api_version = doc["apiVersion"].as_str().unwrap_or("");
+    if api_version.starts_with("rdmagen/") {
+        let why = format!("kind {kind} is an rdmagen input; `rdmagen validate` checks those");
+        return Some(("/kind", why));
+    }
+    if kind == "PyTorchJob" {
+        let why = format!("apiVersion `{api_version}` is not kubeflow.org/v1");
+        return Some(("/apiVersion", why));
+    }
+    let right = closest(kind, ["PyTorchJob"])?;
+    Some(("/kind", format!("kind `{kind}`; did you mean {right}?")))
+}

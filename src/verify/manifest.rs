@@ -1,0 +1,606 @@
+//! Rules judged from a PyTorchJob manifest alone: what `rdmagen lint` reports on YAML
+//! that rdmagen did not write, and what verification demands of what it did write.
+
+use serde_json::Value;
+
+use crate::diagnostics::Rule;
+use crate::kubernetes::job_name;
+use crate::model::pool::Platform;
+use crate::model::target::OperatorGeneration;
+use crate::nccl::{self, EnvFacts};
+use crate::platform::{Profile, is_rdma_resource, profile};
+
+/// What is known about the cluster a manifest is for. Unknown fields silence the rules
+/// that depend on them: lint never guesses a platform or an operator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ManifestFacts {
+    /// The training-operator generation (`lint --operator`, or the pool's target).
+    pub operator: Option<OperatorGeneration>,
+    /// The platform (`lint --platform`, or the pool's).
+    pub platform: Option<Platform>,
+}
+
+impl ManifestFacts {
+    fn profile(&self) -> Option<&'static Profile> {
+        self.platform.map(profile)
+    }
+}
+
+/// A problem at a JSON Pointer into the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub rule: Rule,
+    pub message: String,
+    pub pointer: String,
+}
+
+/// Whether `doc` is a Kubeflow PyTorchJob (any kubeflow.org version).
+pub fn is_pytorchjob(doc: &Value) -> bool {
+    doc["kind"] == "PyTorchJob"
+        && doc["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("kubeflow.org/"))
+}
+
+/// Fields of RunPolicy that users put under `spec` by mistake.
+const RUN_POLICY_FIELDS: &[&str] = &[
+    "cleanPodPolicy",
+    "backoffLimit",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "schedulingPolicy",
+    "suspend",
+];
+
+/// Commands that start one process per GPU from the operator's variables.
+const LAUNCHERS: &[&str] = &[
+    "torchrun",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "accelerate",
+    "deepspeed",
+];
+
+struct Out(Vec<Problem>);
+
+impl Out {
+    fn push(&mut self, rule: Rule, message: impl Into<String>, pointer: impl Into<String>) {
+        self.0.push(Problem {
+            rule,
+            message: message.into(),
+            pointer: pointer.into(),
+        });
+    }
+}
+
+/// Every problem of one PyTorchJob document, on the cluster `facts` describes.
+pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
+    let mut out = Out(Vec::new());
+    let spec = &doc["spec"];
+    for field in RUN_POLICY_FIELDS {
+        if spec.get(field).is_some() {
+            out.push(
+                Rule::RunPolicyMisplaced,
+                format!("spec.{field} belongs under spec.runPolicy; the API server drops it here"),
+                format!("/spec/{field}"),
+            );
+        }
+    }
+    if spec.get("nprocPerNode").is_some_and(|v| !v.is_string()) {
+        out.push(
+            Rule::InvalidValue,
+            format!(
+                "spec.nprocPerNode is {}; the CRD declares a string (\"8\", \"auto\"), so the API server rejects the job",
+                spec["nprocPerNode"]
+            ),
+            "/spec/nprocPerNode",
+        );
+    }
+    if !spec["runPolicy"].is_object() {
+        out.push(
+            Rule::NoRunPolicy,
+            "spec.runPolicy is missing: the Kubeflow Python SDK cannot read the job, and one such job breaks list_jobs for its namespace; write `runPolicy: {}`",
+            "/spec",
+        );
+    }
+    let mut nproc = nproc_per_node(spec);
+    if facts.operator == Some(OperatorGeneration::PodWorld) && spec.get("nprocPerNode").is_some() {
+        out.push(
+            Rule::OldOperatorNproc,
+            "spec.nprocPerNode is not in the CRD of a training-operator before 1.7: it is pruned, no PET_* variables are set, and WORLD_SIZE counts pods",
+            "/spec/nprocPerNode",
+        );
+        // The operator never sees it: WORLD_SIZE is the pod count, as the command
+        // checks below must assume.
+        nproc = None;
+    }
+    let elastic = &spec["elasticPolicy"];
+    if elastic["standalone"] == true {
+        out.push(
+            Rule::ElasticStandalone,
+            "elasticPolicy.standalone: true makes the operator set PET_STANDALONE=\"\", which torchrun cannot parse",
+            "/spec/elasticPolicy/standalone",
+        );
+    }
+    if elastic.get("nProcPerNode").is_some() && spec.get("nprocPerNode").is_some() {
+        out.push(
+            Rule::ElasticNprocConflict,
+            "elasticPolicy.nProcPerNode is forbidden together with spec.nprocPerNode",
+            "/spec/elasticPolicy/nProcPerNode",
+        );
+    }
+    let Some(replicas) = spec["pytorchReplicaSpecs"].as_object() else {
+        out.push(
+            Rule::NotAPyTorchJob,
+            "spec.pytorchReplicaSpecs is missing",
+            "/spec",
+        );
+        return out.0;
+    };
+    if !replicas.contains_key("Master") && !replicas.contains_key("Worker") {
+        out.push(
+            Rule::NotAPyTorchJob,
+            "pytorchReplicaSpecs has neither Master nor Worker",
+            "/spec/pytorchReplicaSpecs",
+        );
+    }
+    if let Some(name) = doc["metadata"]["name"].as_str() {
+        // The operator defaults a missing replicas to 1 (pytorch_defaults.go).
+        let counts: Vec<(&str, u32)> = replicas
+            .iter()
+            .map(|(role, r)| {
+                let n = r.get("replicas").map_or(Some(1), Value::as_u64);
+                (
+                    role.as_str(),
+                    n.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+                )
+            })
+            .collect();
+        if let Some(message) = job_name::problem(name, &counts) {
+            out.push(Rule::InvalidJobName, message, "/metadata/name");
+        }
+    }
+    for (role, replica) in replicas {
+        let base = format!("/spec/pytorchReplicaSpecs/{role}");
+        match role.as_str() {
+            "Master" => {
+                if replica["replicas"] != 1 {
+                    let found = replica
+                        .get("replicas")
+                        .map_or("missing".to_owned(), Value::to_string);
+                    out.push(
+                        Rule::MasterReplicas,
+                        format!("Master replicas must be set to 1 (found {found})"),
+                        format!("{base}/replicas"),
+                    );
+                }
+            }
+            "Worker" => {
+                if replica["replicas"].as_i64().is_some_and(|n| n < 1) {
+                    out.push(
+                        Rule::WorkerReplicas,
+                        format!(
+                            "Worker replicas is {}; it must be at least 1",
+                            replica["replicas"]
+                        ),
+                        format!("{base}/replicas"),
+                    );
+                }
+            }
+            _ => out.push(
+                Rule::UnknownReplicaType,
+                format!("replica type `{role}` is not Master or Worker (case-sensitive)"),
+                base.clone(),
+            ),
+        }
+        pod(
+            &mut out,
+            &replica["template"]["spec"],
+            &format!("{base}/template/spec"),
+            nproc,
+            facts,
+        );
+    }
+    out.0
+}
+
+/// spec.nprocPerNode as an integer, when it is one (the CRD wants a string).
+fn nproc_per_node(spec: &Value) -> Option<i64> {
+    match &spec["nprocPerNode"] {
+        Value::String(s) => s.trim().parse().ok(),
+        v => v.as_i64(),
+    }
+}
+
+fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &ManifestFacts) {
+    if pod["hostNetwork"] == true && pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
+        out.push(
+            Rule::HostNetworkDns,
+            "hostNetwork: true needs dnsPolicy: ClusterFirstWithHostNet to resolve <job>-master-0",
+            format!("{base}/hostNetwork"),
+        );
+    }
+    let containers = pod["containers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !containers.iter().any(|c| c["name"] == "pytorch") {
+        out.push(
+            Rule::NoPytorchContainer,
+            "no container is named `pytorch`",
+            format!("{base}/containers"),
+        );
+    }
+    for (i, c) in containers.iter().enumerate() {
+        let at = format!("{base}/containers/{i}");
+        if c["image"].as_str().is_none_or(|s| s.trim().is_empty()) {
+            out.push(
+                Rule::EmptyImage,
+                format!(
+                    "container `{}` has no image",
+                    c["name"].as_str().unwrap_or("?")
+                ),
+                format!("{at}/image"),
+            );
+        }
+        let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
+        let caps = capabilities(c);
+        let privileged = c["securityContext"]["privileged"] == true;
+        let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
+        let host_rdma = privileged && host_rdma_devices(pod);
+        if let Some((name, section)) = rdma {
+            if !ipc_lock {
+                out.push(
+                    Rule::RdmaWithoutIpcLock,
+                    format!("{name} is requested but IPC_LOCK is not added"),
+                    format!("{at}/resources/{section}/{}", escape(name)),
+                );
+            }
+        } else if caps.contains(&"IPC_LOCK") && !host_rdma {
+            out.push(
+                Rule::IpcLockWithoutRdma,
+                "IPC_LOCK is added but no RDMA resource is requested",
+                format!("{at}/securityContext/capabilities"),
+            );
+        }
+        let gpus = resources(c)
+            .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
+            .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
+            .max()
+            .unwrap_or(0);
+        if gpus > 1 && !has_memory_shm(pod, c) {
+            out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.clone());
+        }
+        let env_facts = EnvFacts {
+            rdma_on: rdma.is_some() || host_rdma,
+            profile: facts.profile(),
+            ..EnvFacts::default()
+        };
+        for (j, var) in c["env"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
+                continue;
+            };
+            for (rule, message) in nccl::check(name, value, &env_facts) {
+                out.push(rule, message, format!("{at}/env/{j}"));
+            }
+        }
+        if c["name"] == "pytorch" {
+            command(out, c, &at, nproc, facts);
+        }
+    }
+}
+
+fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &ManifestFacts) {
+    let words: Vec<&str> = ["command", "args"]
+        .iter()
+        .flat_map(|k| c[k].as_array().map(Vec::as_slice).unwrap_or_default())
+        .filter_map(Value::as_str)
+        .collect();
+    if words.is_empty() {
+        return;
+    }
+    let line = words.join(" ");
+    let first = words[0].rsplit('/').next().unwrap_or_default();
+    if matches!(first, "sh" | "bash" | "dash" | "zsh") && words.contains(&"-c") {
+        let message = match facts.profile().filter(|p| p.injects_into_pid1) {
+            Some(p) => format!(
+                "processes started through `sh -c` may not inherit the NCCL variables {} injects into PID 1",
+                p.title
+            ),
+            None => "processes started through `sh -c` may not inherit variables a platform injects into PID 1".to_owned(),
+        };
+        out.push(Rule::ShellWrapper, message, format!("{at}/command"));
+    }
+    if facts.operator == Some(OperatorGeneration::PodWorld) {
+        old_operator_launch(out, &words, &line, at);
+    }
+    // Without an (effective) nprocPerNode, torch.distributed.launch fed from
+    // $(WORLD_SIZE) and $(RANK) is the correct form on both operator generations
+    // (real-clusters.md §1); it only merits a note when PET_* would do the job.
+    let Some(n) = nproc else { return };
+    if line.contains("torch.distributed.launch") {
+        out.push(Rule::LegacyLauncher, "torch.distributed.launch is deprecated; with spec.nprocPerNode set, torchrun reads the operator's PET_* variables with no flags", format!("{at}/command"));
+    }
+    if nnodes_from_world_size(&line) {
+        out.push(
+            Rule::WorldSizeNnodes,
+            format!("--nnodes $WORLD_SIZE with nprocPerNode {n}: WORLD_SIZE is pods × {n}, so the rendezvous waits for nodes that never come"),
+            format!("{at}/command"),
+        );
+    } else if n > 1 && !LAUNCHERS.iter().any(|l| line.contains(l)) {
+        out.push(
+            Rule::LauncherlessNproc,
+            format!("nprocPerNode is {n} but no launcher starts {n} processes per pod; WORLD_SIZE counts processes that never join"),
+            "/spec/nprocPerNode",
+        );
+    }
+}
+
+/// An operator before 1.7 sets no PET_* variables, so torchrun (and
+/// torch.distributed.launch, the same parser) falls back to its defaults for what the
+/// command does not pass: one node, one process, master 127.0.0.1 (torch
+/// distributed/run.py get_args_parser). Each pod then trains alone without a word.
+fn old_operator_launch(out: &mut Out, words: &[&str], line: &str, at: &str) {
+    let launcher = words.iter().any(|w| {
+        w.rsplit('/').next() == Some("torchrun")
+            || *w == "torch.distributed.run"
+            || *w == "torch.distributed.launch"
+    });
+    let has = |flags: &[&str]| {
+        words.iter().any(|w| {
+            flags
+                .iter()
+                .any(|f| *w == *f || w.starts_with(&format!("{f}=")))
+        })
+    };
+    let missing: Vec<&str> = [
+        (&["--nnodes"][..], "--nnodes"),
+        (
+            &["--nproc_per_node", "--nproc-per-node"][..],
+            "--nproc_per_node",
+        ),
+        (
+            &[
+                "--master_addr",
+                "--master-addr",
+                "--rdzv_endpoint",
+                "--rdzv-endpoint",
+            ][..],
+            "--master_addr",
+        ),
+    ]
+    .into_iter()
+    .filter(|(flags, _)| !has(flags))
+    .map(|(_, name)| name)
+    .collect();
+    if launcher && !missing.is_empty() {
+        out.push(
+            Rule::OldOperatorNproc,
+            format!(
+                "an operator before 1.7 sets no PET_* variables, so the launcher runs without {}: each pod trains alone (1 node, 1 process, master 127.0.0.1); pass them from $(WORLD_SIZE), $(RANK) and $(MASTER_ADDR)/$(MASTER_PORT)",
+                missing.join(", ")
+            ),
+            format!("{at}/command"),
+        );
+    } else if line.contains("PET_") {
+        out.push(
+            Rule::OldOperatorNproc,
+            "the command reads PET_* variables, which an operator before 1.7 does not set",
+            format!("{at}/command"),
+        );
+    }
+}
+
+/// `--nnodes $WORLD_SIZE`, `--nnodes=${WORLD_SIZE}` or `--nnodes $(WORLD_SIZE)`.
+fn nnodes_from_world_size(line: &str) -> bool {
+    line.match_indices("--nnodes").any(|(i, flag)| {
+        let rest = line[i + flag.len()..].trim_start_matches(['=', ' ', '"', '\'']);
+        ["$WORLD_SIZE", "${WORLD_SIZE}", "$(WORLD_SIZE)"]
+            .iter()
+            .any(|v| rest.starts_with(v))
+    })
+}
+
+/// (resource name, "limits" | "requests") of a container.
+fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
+    ["limits", "requests"].into_iter().flat_map(move |section| {
+        c["resources"][section]
+            .as_object()
+            .into_iter()
+            .flat_map(move |m| m.keys().map(move |k| (k.as_str(), section)))
+    })
+}
+
+fn capabilities(c: &Value) -> Vec<&str> {
+    c["securityContext"]["capabilities"]["add"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn quantity(v: &Value) -> Option<i64> {
+    match v {
+        Value::String(s) => s.trim().parse().ok(),
+        v => v.as_i64(),
+    }
+}
+
+/// Whether the pod reaches the node's RDMA devices without a device plugin: with
+/// hostNetwork it sees the node's RDMA netdevs, and a privileged container gets every
+/// host device, /dev/infiniband included (runc adds all of /dev for privileged).
+fn host_rdma_devices(pod: &Value) -> bool {
+    pod["hostNetwork"] == true
+}
+
+fn has_memory_shm(pod: &Value, c: &Value) -> bool {
+    let mounts = c["volumeMounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let volumes = pod["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    mounts
+        .iter()
+        .filter(|m| {
+            m["mountPath"]
+                .as_str()
+                .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
+        })
+        .any(|m| {
+            volumes
+                .iter()
+                .any(|v| v["name"] == m["name"] && v["emptyDir"]["medium"] == "Memory")
+        })
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nnodes_forms() {
+        assert!(nnodes_from_world_size("x --nnodes $WORLD_SIZE y"));
+        assert!(nnodes_from_world_size("--nnodes=${WORLD_SIZE}"));
+        assert!(nnodes_from_world_size("--nnodes $(WORLD_SIZE)"));
+        assert!(!nnodes_from_world_size("--nnodes $PET_NNODES"));
+        assert!(!nnodes_from_world_size("--nnodes 2"));
+    }
+
+    /// A one-pod job whose Master is `pod` (a pod spec) with `spec` extras.
+    fn job(spec: Value, pod: Value) -> Value {
+        let mut doc = serde_json::json!({
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "j"},
+            "spec": {"runPolicy": {}, "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": pod}}}},
+        });
+        for (k, v) in spec.as_object().unwrap() {
+            doc["spec"][k] = v.clone();
+        }
+        doc
+    }
+
+    fn rules(doc: &Value, facts: &ManifestFacts) -> Vec<Rule> {
+        check(doc, facts).into_iter().map(|p| p.rule).collect()
+    }
+
+    #[test]
+    fn host_network_rdma_counts_as_rdma_for_the_environment() {
+        let pod = serde_json::json!({
+            "hostNetwork": true,
+            "dnsPolicy": "ClusterFirstWithHostNet",
+            "containers": [{
+                "name": "pytorch", "image": "i",
+                "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+                "securityContext": {"privileged": true, "capabilities": {"add": ["IPC_LOCK"]}},
+                "volumeMounts": [{"name": "ib", "mountPath": "/dev/infiniband"}],
+            }],
+            "volumes": [{"name": "ib", "hostPath": {"path": "/dev/infiniband"}}],
+        });
+        let doc = job(serde_json::json!({}), pod.clone());
+        assert_eq!(
+            rules(&doc, &ManifestFacts::default()),
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        // hostNetwork + privileged reaches the devices without the mount too.
+        let mut bare = pod.clone();
+        bare["volumes"][0]["hostPath"]["path"] = "/data".into();
+        assert_eq!(
+            rules(&job(serde_json::json!({}), bare), &ManifestFacts::default()),
+            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+        );
+        // Without hostNetwork it is a TCP pod that adds IPC_LOCK for nothing.
+        let mut tcp = pod;
+        tcp["hostNetwork"] = false.into();
+        assert_eq!(
+            rules(&job(serde_json::json!({}), tcp), &ManifestFacts::default()),
+            [Rule::IpcLockWithoutRdma]
+        );
+    }
+
+    #[test]
+    fn legacy_launcher_notes_follow_the_effective_nproc_per_node() {
+        let pod = serde_json::json!({"containers": [{
+            "name": "pytorch", "image": "i",
+            "command": ["python", "-m", "torch.distributed.launch", "--nnodes", "$(WORLD_SIZE)", "t.py"],
+        }]});
+        let unset = job(serde_json::json!({}), pod.clone());
+        assert!(rules(&unset, &ManifestFacts::default()).is_empty());
+        let set = job(serde_json::json!({"nprocPerNode": "8"}), pod);
+        assert_eq!(
+            rules(&set, &ManifestFacts::default()),
+            [Rule::LegacyLauncher, Rule::WorldSizeNnodes]
+        );
+        // Before 1.7 the field is pruned: only that is wrong, WORLD_SIZE counts pods.
+        let old = ManifestFacts {
+            operator: Some(OperatorGeneration::PodWorld),
+            platform: None,
+        };
+        // The launcher lacks --nproc_per_node and --master_addr: no PET_* fill them in.
+        assert_eq!(
+            rules(&set, &old),
+            [Rule::OldOperatorNproc, Rule::OldOperatorNproc]
+        );
+    }
+
+    #[test]
+    fn a_launcher_without_flags_trains_alone_before_1_7() {
+        let old = ManifestFacts {
+            operator: Some(OperatorGeneration::PodWorld),
+            platform: None,
+        };
+        let with = |command: Value| {
+            job(
+                serde_json::json!({}),
+                serde_json::json!({"containers": [{"name": "pytorch", "image": "i", "command": command}]}),
+            )
+        };
+        let bare = with(serde_json::json!(["torchrun", "train.py"]));
+        assert_eq!(rules(&bare, &old), [Rule::OldOperatorNproc]);
+        assert!(rules(&bare, &ManifestFacts::default()).is_empty());
+        let pet = with(serde_json::json!([
+            "python",
+            "train.py",
+            "--nodes",
+            "$(PET_NNODES)"
+        ]));
+        assert_eq!(rules(&pet, &old), [Rule::OldOperatorNproc]);
+        let flags = with(serde_json::json!([
+            "torchrun",
+            "--nproc_per_node=8",
+            "--nnodes=$(WORLD_SIZE)",
+            "--node_rank=$(RANK)",
+            "--master_addr=$(MASTER_ADDR)",
+            "--master_port=$(MASTER_PORT)",
+            "train.py"
+        ]));
+        assert!(rules(&flags, &old).is_empty());
+        // The API server and the Python SDK.
+        let int = job(
+            serde_json::json!({"nprocPerNode": 8}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+        );
+        assert_eq!(rules(&int, &ManifestFacts::default()), [Rule::InvalidValue]);
+        let mut no_policy = flags;
+        no_policy["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("runPolicy");
+        assert_eq!(
+            rules(&no_policy, &ManifestFacts::default()),
+            [Rule::NoRunPolicy]
+        );
+    }
+}

@@ -1,0 +1,460 @@
+//! A YAML document as a tree of nodes that remember where they were written.
+//!
+//! Typed deserialisation (serde-saphyr) tells us whether a document has the right
+//! shape; this tree answers the other question every later diagnostic asks: "where in
+//! the file is `spec.env.NCCL_IB_TC`?". It is also where syntax errors and duplicate
+//! keys are caught, so they are reported before any typed error.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+
+use crate::diagnostics::source::Location;
+
+/// One YAML node with the position of its first character and, for collections,
+/// of the event that closes it.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub line: usize,
+    pub column: usize,
+    pub end: (usize, usize),
+    pub kind: NodeKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    /// `plain` when unquoted and untagged: only then can it be a number, bool or null.
+    Scalar {
+        text: String,
+        plain: bool,
+    },
+    Sequence(Vec<Node>),
+    /// Entries in source order; each key keeps its own position.
+    Mapping(Vec<(Node, Node)>),
+}
+
+impl Node {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            NodeKind::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// How many nodes this subtree holds (for the alias-expansion budget).
+    fn size(&self) -> usize {
+        match &self.kind {
+            NodeKind::Scalar { .. } => 1,
+            NodeKind::Sequence(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
+            NodeKind::Mapping(entries) => {
+                1 + entries
+                    .iter()
+                    .map(|(k, v)| k.size() + v.size())
+                    .sum::<usize>()
+            }
+        }
+    }
+
+    /// The value under `key` when this node is a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+
+    fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        match &self.kind {
+            NodeKind::Mapping(entries) => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(k, v)| (k, v)),
+            _ => None,
+        }
+    }
+}
+
+/// One step of a path into a document.
+#[derive(Clone, Copy, Debug)]
+pub enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// A parsed document of a file: its tree, and the file it came from.
+#[derive(Debug)]
+pub struct Document {
+    pub file: Arc<str>,
+    pub root: Node,
+}
+
+impl Document {
+    /// Where `path` is written: the key of a mapping entry, the item of a sequence.
+    /// A path that does not exist resolves to its deepest existing ancestor, so a
+    /// missing field is reported at the mapping that should hold it.
+    pub fn locate(&self, path: &[Seg<'_>]) -> Location {
+        let mut node = &self.root;
+        let mut at = (node.line, node.column);
+        for seg in path {
+            let next = match (*seg, &node.kind) {
+                (Seg::Key(key), NodeKind::Mapping(_)) => node.entry(key).map(|(k, v)| {
+                    at = (k.line, k.column);
+                    v
+                }),
+                (Seg::Index(i), NodeKind::Sequence(items)) => items.get(i).inspect(|item| {
+                    at = (item.line, item.column);
+                }),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => break,
+            }
+        }
+        self.location(at.0, at.1)
+    }
+
+    /// Where the JSON Pointer `pointer` (as jsonschema reports instance paths) is
+    /// written; like [`Document::locate`], a missing tail resolves to its ancestor.
+    pub fn locate_pointer(&self, pointer: &str) -> Location {
+        let segments: Vec<String> = pointer
+            .split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        let mut path = Vec::with_capacity(segments.len());
+        let mut node = Some(&self.root);
+        for seg in &segments {
+            let step = match node.map(|n| &n.kind) {
+                Some(NodeKind::Sequence(items)) => match seg.parse::<usize>() {
+                    Ok(i) => {
+                        node = items.get(i);
+                        Seg::Index(i)
+                    }
+                    Err(_) => break,
+                },
+                _ => {
+                    node = node.and_then(|n| n.get(seg));
+                    Seg::Key(seg)
+                }
+            };
+            path.push(step);
+        }
+        self.locate(&path)
+    }
+
+    pub fn location(&self, line: usize, column: usize) -> Location {
+        Location {
+            file: self.file.clone(),
+            line,
+            column,
+        }
+    }
+}
+
+/// Why a file could not be read as YAML.
+#[derive(Debug)]
+pub struct SyntaxError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub duplicate_key: bool,
+}
+
+impl SyntaxError {
+    /// This error as a finding of `file`: RDG002 for a duplicate key, else RDG001.
+    pub fn report(self, file: Arc<str>, findings: &mut crate::diagnostics::Findings) {
+        use crate::diagnostics::Rule;
+        let rule = if self.duplicate_key {
+            Rule::DuplicateKey
+        } else {
+            Rule::YamlSyntax
+        };
+        let at = Location {
+            file,
+            line: self.line,
+            column: self.column,
+        };
+        findings.at(rule, self.message, at);
+    }
+}
+
+/// Every document of `text` as JSON (YAML 1.2 core schema), for checks that read
+/// YAML rdmagen wrote or compares.
+pub fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError> {
+    let docs = parse_documents(&Arc::from("<text>"), text)?;
+    Ok(docs
+        .iter()
+        .map(|d| crate::yaml::tree_value::to_value(&d.root))
+        .collect())
+}
+
+/// Parse every document of `text`. Empty documents (a trailing `---`) are skipped.
+pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, SyntaxError> {
+    let mut builder = Builder {
+        stack: Vec::new(),
+        docs: Vec::new(),
+        current: None,
+        anchors: HashMap::new(),
+        expanded: 0,
+        key_hasher: RandomState::new(),
+    };
+    let mut parser = Parser::new_from_str(text);
+    while let Some(event) = parser.next_event() {
+        let (event, span) = event.map_err(scan_error)?;
+        builder.event(file, event, span)?;
+    }
+    Ok(builder.docs)
+}
+
+pub(crate) fn scan_error(e: ScanError) -> SyntaxError {
+    let mark = e.marker();
+    SyntaxError {
+        line: mark.line(),
+        column: mark.col() + 1,
+        message: e.info().to_string(),
+        duplicate_key: false,
+    }
+}
+
+/// Nodes an alias may expand to, in all, per file: a guard against alias bombs
+/// (`a: &a [*b, *b, ...]` nested), as YAML parsers' budgets are.
+const ALIAS_BUDGET: usize = 100_000;
+
+enum Open {
+    Sequence(Node, usize),
+    Mapping(Node, Option<Node>, usize, KeyHashes),
+}
+
+/// The hashes of a mapping's string keys so far. A new key is compared only with
+/// the keys whose hash it shares: comparing it with every key before it cost 25 s
+/// for a mapping of 100 000 keys. Hashes, not the keys, so no key is copied.
+type KeyHashes = HashSet<u64>;
+
+struct Builder {
+    stack: Vec<Open>,
+    docs: Vec<Document>,
+    current: Option<Node>,
+    /// Anchored nodes by anchor id, for aliases.
+    anchors: HashMap<usize, Node>,
+    /// Nodes created by expanding aliases so far.
+    expanded: usize,
+    /// Hashes mapping keys for [`KeyHashes`].
+    key_hasher: RandomState,
+}
+
+impl Builder {
+    fn event(&mut self, file: &Arc<str>, event: Event<'_>, span: Span) -> Result<(), SyntaxError> {
+        let line = span.start.line();
+        let column = span.start.col() + 1;
+        let blank = |kind| Node {
+            line,
+            column,
+            end: (line, column),
+            kind,
+        };
+        match event {
+            Event::Scalar(value, style, anchor, tag) => {
+                // An absent value (`key:` or an empty document) is an empty plain scalar.
+                let text = if span.start.index() == span.end.index() {
+                    String::new()
+                } else {
+                    value.into_owned()
+                };
+                let plain = style == ScalarStyle::Plain && tag.is_none();
+                let node = blank(NodeKind::Scalar { text, plain });
+                self.anchor(anchor, &node);
+                self.push(node)?;
+            }
+            Event::Alias(id) => {
+                let Some(target) = self.anchors.get(&id) else {
+                    return Err(self.error(line, column, "alias to an unknown anchor"));
+                };
+                self.expanded += target.size();
+                if self.expanded > ALIAS_BUDGET {
+                    return Err(self.error(line, column, "aliases expand to too many nodes"));
+                }
+                let mut node = target.clone();
+                (node.line, node.column) = (line, column);
+                self.push(node)?;
+            }
+            Event::SequenceStart(_, anchor, _) => self.stack.push(Open::Sequence(
+                blank(NodeKind::Sequence(Vec::new())),
+                anchor,
+            )),
+            Event::MappingStart(_, anchor, _) => self.stack.push(Open::Mapping(
+                blank(NodeKind::Mapping(Vec::new())),
+                None,
+                anchor,
+                KeyHashes::new(),
+            )),
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some(open) = self.stack.pop() {
+                    let (mut node, anchor) = match open {
+                        Open::Sequence(n, a) | Open::Mapping(n, _, a, _) => (n, a),
+                    };
+                    node.end = (line, column);
+                    self.anchor(anchor, &node);
+                    self.push(node)?;
+                }
+            }
+            Event::DocumentEnd => {
+                let root = self.current.take();
+                self.anchors.clear();
+                // An empty document (`---` with nothing after it) is skipped.
+                if let Some(root) = root.filter(|r| r.as_str() != Some("")) {
+                    self.docs.push(Document {
+                        file: file.clone(),
+                        root,
+                    });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn anchor(&mut self, id: usize, node: &Node) {
+        if id != 0 {
+            self.anchors.insert(id, node.clone());
+        }
+    }
+
+    fn error(&self, line: usize, column: usize, message: &str) -> SyntaxError {
+        SyntaxError {
+            line,
+            column,
+            message: message.to_owned(),
+            duplicate_key: false,
+        }
+    }
+
+    fn push(&mut self, node: Node) -> Result<(), SyntaxError> {
+        match self.stack.last_mut() {
+            None => self.current = Some(node),
+            Some(Open::Sequence(seq, _)) => {
+                if let NodeKind::Sequence(items) = &mut seq.kind {
+                    items.push(node);
+                }
+            }
+            Some(Open::Mapping(map, pending, _, key_hashes)) => match pending.take() {
+                None => *pending = Some(node),
+                Some(key) => {
+                    if let NodeKind::Mapping(entries) = &mut map.kind {
+                        if let Some(name) = key.as_str()
+                            && !key_hashes.insert(self.key_hasher.hash_one(name))
+                            && entries.iter().any(|(k, _)| k.as_str() == Some(name))
+                        {
+                            return Err(SyntaxError {
+                                line: key.line,
+                                column: key.column,
+                                message: format!("duplicate key `{name}`"),
+                                duplicate_key: true,
+                            });
+                        }
+                        entries.push((key, node));
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Document>, SyntaxError> {
+        parse_documents(&Arc::from("t.yaml"), text)
+    }
+
+    #[test]
+    fn locates_keys_items_and_missing_paths() {
+        let docs = parse("a: 1\n---\nspec:\n  env:\n    X: y\n  list: [p, q]\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        let d = &docs[1];
+        let at = |p: &[Seg<'_>]| {
+            let l = d.locate(p);
+            (l.line, l.column)
+        };
+        assert_eq!(
+            at(&[Seg::Key("spec"), Seg::Key("env"), Seg::Key("X")]),
+            (5, 5)
+        );
+        assert_eq!(
+            at(&[Seg::Key("spec"), Seg::Key("list"), Seg::Index(1)]),
+            (6, 13)
+        );
+        assert_eq!(at(&[Seg::Key("spec"), Seg::Key("nope")]), (3, 1));
+    }
+
+    #[test]
+    fn pointers_resolve_through_maps_and_sequences() {
+        let docs =
+            parse("spec:\n  volumes:\n    - name: a\n    - name: b\n      x/y: 1\n").unwrap();
+        let at = |p: &str| {
+            let l = docs[0].locate_pointer(p);
+            (l.line, l.column)
+        };
+        assert_eq!(at("/spec/volumes/1"), (4, 7));
+        assert_eq!(at("/spec/volumes/1/x~1y"), (5, 7));
+        assert_eq!(at(""), (1, 1));
+        assert_eq!(at("/spec/missing/deeper"), (1, 1));
+    }
+
+    #[test]
+    fn duplicate_keys_are_syntax_errors_with_position() {
+        let e = parse("spec:\n  a: 1\n  a: 2\n").unwrap_err();
+        assert!(e.duplicate_key);
+        assert_eq!((e.line, e.column), (3, 3));
+        assert!(e.message.contains("`a`"));
+    }
+
+    #[test]
+    fn a_duplicate_among_many_keys_is_found_at_its_own_position() {
+        let mut text = String::from("labels:\n");
+        for i in 0..2_000 {
+            text.push_str(&format!("  k{i}: v\n"));
+        }
+        text.push_str("  k1234: again\n");
+        let e = parse(&text).unwrap_err();
+        assert!(e.duplicate_key);
+        assert_eq!((e.line, e.column), (2_002, 3));
+        assert_eq!(e.message, "duplicate key `k1234`");
+    }
+
+    #[test]
+    fn the_same_key_in_different_mappings_is_no_duplicate() {
+        let docs = parse("a: {x: 1, y: 2}\nb: {x: 3, y: 4}\nc: [{x: 5}, {x: 6}]\n").unwrap();
+        let b = docs[0].root.get("b").unwrap();
+        assert_eq!(b.get("x").and_then(Node::as_str), Some("3"));
+    }
+
+    #[test]
+    fn scan_errors_carry_position() {
+        let e = parse("a: [1, 2\nb: c\n").unwrap_err();
+        assert!(!e.duplicate_key);
+        assert!(e.line >= 1);
+    }
+
+    #[test]
+    fn aliases_expand_within_a_budget() {
+        let docs = parse("base: &b {x: 1}\nuse: *b\n").unwrap();
+        assert_eq!(
+            docs[0]
+                .root
+                .get("use")
+                .and_then(|n| n.get("x"))
+                .and_then(Node::as_str),
+            Some("1")
+        );
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+        assert!(parse(bomb).unwrap_err().message.contains("too many nodes"));
+    }
+
+    #[test]
+    fn empty_documents_are_skipped() {
+        assert_eq!(parse("---\n---\na: 1\n---\n").unwrap().len(), 1);
+        assert!(parse("").unwrap().is_empty());
+    }
+}
