@@ -3,7 +3,7 @@
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, PartialNodeHcas};
 use crate::model::{Loaded, PoolDocument};
-use crate::plan::resolve::Ctx;
+use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 
 /// The first ceil(k·H/G) of the pool's H data NICs for a job on k of G GPUs

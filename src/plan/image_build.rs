@@ -3,7 +3,7 @@
 use crate::diagnostics::Rule;
 use crate::dockerfile::{self, Install};
 use crate::packages::{Pins, base_image};
-use crate::plan::resolve::Ctx;
+use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 
 /// What DIR/<job>/Dockerfile holds.

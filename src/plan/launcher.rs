@@ -18,7 +18,7 @@
 use crate::diagnostics::Rule;
 use crate::model::job::Launcher;
 use crate::model::target::OperatorGeneration;
-use crate::plan::resolve::Ctx;
+use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 
 pub struct Launch {

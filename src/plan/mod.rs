@@ -1,6 +1,7 @@
 //! Resolve: Job + Pool + platform profile → Plan. Every decision is made here, once,
 //! and recorded with its reason; templates only lay out what the plan holds.
 
+mod ctx;
 mod decision;
 pub mod defaults;
 mod hca;
@@ -9,6 +10,7 @@ mod launcher;
 mod nccl_env;
 mod overlay;
 pub mod pod;
+pub mod pod_parts;
 mod quantity;
 mod rdma;
 mod resolve;

@@ -8,9 +8,9 @@ use crate::model::job::EnvValue;
 use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::EnvVar;
+use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
-use crate::plan::resolve::Ctx;
 use crate::yaml::tree::Seg;
 
 pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar> {

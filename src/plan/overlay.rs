@@ -28,9 +28,9 @@ use crate::diagnostics::{Rule, Severity};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, unsupported_directives};
 use crate::kubernetes::strategic_merge;
+use crate::plan::ctx::Ctx;
 use crate::plan::defaults::{Origin, Sourced};
-use crate::plan::pod::TRAINING_CONTAINER;
-use crate::plan::resolve::Ctx;
+use crate::plan::pod_parts::{TRAINING_CONTAINER, same_capability, training};
 use crate::yaml::tree::Seg;
 
 pub(super) use judge::Owned;
@@ -86,14 +86,6 @@ pub(super) fn apply(
     strategic_merge(template, &patch, POD_TEMPLATE_SPEC);
 }
 
-/// The training container of a pod template.
-fn training(pod: &Value) -> Option<&Value> {
-    pod.pointer("/spec/containers")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(TRAINING_CONTAINER))
-}
-
 /// `overlay` with the training container's `capabilities.add` made the union of the
 /// pod's list and its own (see the module comment).
 fn with_capabilities_union(overlay: &Value, pod: &Value) -> Value {
@@ -124,13 +116,6 @@ fn with_capabilities_union(overlay: &Value, pod: &Value) -> Value {
         }
     }
     patch
-}
-
-fn same_capability(a: &Value, b: &Value) -> bool {
-    match (a.as_str(), b.as_str()) {
-        (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]

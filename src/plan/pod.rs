@@ -7,18 +7,14 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::Rule;
 use crate::model::job::Volume;
+use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
+use crate::plan::pod_parts::{SHM_VOLUME, TRAINING_CONTAINER, VOLCANO_QUEUE};
 use crate::plan::rdma::Rdma;
-use crate::plan::resolve::Ctx;
 use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay, quantity};
 use crate::yaml::tree::Seg;
 
-/// The training container's name; the operator finds it by this name.
-pub const TRAINING_CONTAINER: &str = "pytorch";
-pub const SHM_VOLUME: &str = "dshm";
 const ISTIO_INJECT: &str = "sidecar.istio.io/inject";
-/// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
-pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 
 pub(super) fn decide(
     ctx: &mut Ctx<'_>,

@@ -3,7 +3,7 @@
 use crate::diagnostics::Rule;
 use crate::model::pool::Fabric;
 use crate::model::rdma_request::{RdmaRequest, RdmaRequestError};
-use crate::plan::resolve::Ctx;
+use crate::plan::ctx::Ctx;
 use crate::platform::AutoRdma;
 use crate::yaml::tree::Seg;
 

@@ -1,72 +1,19 @@
 //! The resolve step for one job: the order in which decisions are made.
 
-use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::{Fabric, GidIndex};
 use crate::model::target::DYNAMIC_GID_NCCL;
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::nccl::{self, EnvFacts};
-use crate::plan::Target;
+use crate::plan::ctx::Ctx;
 use crate::plan::decision::Decisions;
-use crate::plan::defaults::{self, Origin, PodInputs};
+use crate::plan::defaults;
 use crate::plan::{
     Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
     target,
 };
 use crate::platform::{Profile, profile};
 use crate::yaml::tree::Seg;
-
-/// What every resolve helper works with.
-pub(super) struct Ctx<'a> {
-    pub job: &'a Loaded<JobDocument>,
-    pub pool: &'a Loaded<PoolDocument>,
-    pub profile: &'static Profile,
-    /// The pool's target with the platform's defaults; decided first.
-    pub target: Target,
-    pub findings: &'a mut Findings,
-    pub decisions: Decisions,
-    /// The job's pod fields with the pool's defaults folded in.
-    pub inputs: PodInputs,
-}
-
-impl Ctx<'_> {
-    /// Where `path` (below the job document's root) is written.
-    pub fn job_at(&self, path: &[Seg<'_>]) -> Location {
-        self.job.doc.locate(path)
-    }
-
-    pub fn report(&mut self, rule: Rule, message: impl Into<String>, path: &[Seg<'_>]) {
-        let at = self.job_at(path);
-        self.findings.at(rule, message, at);
-    }
-
-    /// Report at `path` of the document `origin` names: the job, or its pool.
-    pub fn report_from(
-        &mut self,
-        origin: Origin,
-        rule: Rule,
-        message: impl Into<String>,
-        path: &[Seg<'_>],
-    ) {
-        let at = match origin {
-            Origin::Job => self.job.doc.locate(path),
-            Origin::Pool => self.pool.doc.locate(path),
-        };
-        self.findings.at(rule, message, at);
-    }
-
-    pub fn fabric(&self) -> Fabric {
-        self.pool.value.spec.network.fabric
-    }
-
-    /// The pool's NCCL floor, as a reason clause.
-    pub fn target_nccl(&self) -> String {
-        match self.target.nccl {
-            Some(v) => format!("the pool's images have NCCL {v} or later"),
-            None => "the pool does not say which NCCL its images have".to_owned(),
-        }
-    }
-}
 
 /// Decide everything about one job on its pool. Findings go to `findings`; the plan is
 /// returned even when some are errors, so that one run reports every problem.

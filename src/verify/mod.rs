@@ -21,7 +21,7 @@ use crate::kubernetes::definitions::{
     self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC,
 };
 use crate::plan::Plan;
-use crate::plan::pod::TRAINING_CONTAINER;
+use crate::plan::pod_parts::TRAINING_CONTAINER;
 use manifest::ManifestFacts;
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).

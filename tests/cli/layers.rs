@@ -4,7 +4,8 @@
 //!
 //! Imports are read from the source text: `use` trees and inline `crate::`/`super::`
 //! paths, resolved to the file that defines what they name (through `pub use`
-//! re-exports), and a parent module's bare references to its own children.
+//! re-exports), and a parent module's bare references to its own children. Unit tests
+//! (`#[cfg(test)]`, always the end of a file here) may drive code from any layer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -41,7 +42,8 @@ impl Crate {
                 continue;
             }
             let text = std::fs::read_to_string(path).unwrap();
-            files.insert(module, strip_comments(&text));
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            files.insert(module, strip_comments(code));
         }
         let mut krate = Crate {
             files,

@@ -5,15 +5,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{same_capability, training};
 use crate::diagnostics::Rule;
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step};
 use crate::kubernetes::strategic_merge;
+use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
-use crate::plan::pod::{SHM_VOLUME, TRAINING_CONTAINER, VOLCANO_QUEUE};
+use crate::plan::pod_parts::{
+    SHM_VOLUME, TRAINING_CONTAINER, VOLCANO_QUEUE, same_capability, training,
+};
 use crate::plan::quantity;
-use crate::plan::resolve::Ctx;
 use crate::platform::is_rdma_resource;
 
 const SHM_PATH: &str = "/dev/shm";
