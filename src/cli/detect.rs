@@ -143,7 +143,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let what = draft.as_ref().map_or("no pool".to_owned(), |d| {
             format!(
                 "{} pool `{}`, {} data NIC(s)",
-                d.fabric,
+                d.fabric.name(),
                 printable(&d.name),
                 d.hcas.len()
             )

@@ -8,7 +8,7 @@ use crate::detect::device::Device;
 use crate::detect::{Observations, gid_index, natural_key};
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
-use crate::model::pool::{Fabric, Platform};
+use crate::model::pool::{Fabric, GidIndex, Platform};
 use crate::packages::{Family, PackageSet, packages};
 
 /// What the user tells detect beyond the captures.
@@ -28,13 +28,13 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct PoolDraft {
     pub name: String,
-    pub platform: &'static str,
+    pub platform: Platform,
     pub gpus_per_node: u32,
-    pub fabric: &'static str,
+    pub fabric: Fabric,
     pub hcas: Vec<String>,
     pub socket_ifname: String,
-    /// A number, `auto`, or absent (InfiniBand, TCP).
-    pub gid_index: Option<serde_json::Value>,
+    /// Absent on InfiniBand and TCP.
+    pub gid_index: Option<GidIndex>,
     pub management_nic: Option<String>,
     /// Comment lines for the reader of the pool: what each value came from.
     pub notes: Vec<String>,
@@ -163,7 +163,7 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
     }
     let gid_index = (fabric == Fabric::Roce)
         .then(|| gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings));
-    if gid_index.as_ref().is_some_and(|g| g == "auto") {
+    if gid_index == Some(GidIndex::Auto) {
         notes.push(
             "gidIndex: auto needs NCCL 2.21 or later in the images (dynamic GID selection; index 0 before)"
                 .to_owned(),
@@ -173,16 +173,16 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
     // training-operator or of the NCCL inside the images, so no spec.target.
     notes.push(format!(
         "no spec.target: the captures show neither the training-operator version nor the images' NCCL (set target.nccl if you know it); the {} platform's defaults apply",
-        platform_name(options.platform)
+        options.platform.name()
     ));
     if let Some(ofed) = &obs.ofed {
         notes.push(format!("driver stack: {ofed}"));
     }
     Some(PoolDraft {
         name: options.name.clone(),
-        platform: platform_name(options.platform),
+        platform: options.platform,
         gpus_per_node: options.gpus_per_node,
-        fabric: fabric.name(),
+        fabric,
         hcas,
         socket_ifname: options.socket_ifname.clone(),
         gid_index,
@@ -195,15 +195,6 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
         },
         notes,
     })
-}
-
-fn platform_name(p: Platform) -> &'static str {
-    match p {
-        Platform::Generic => "generic",
-        Platform::Aistudio => "aistudio",
-        Platform::Cubestudio => "cubestudio",
-        Platform::Cce => "cce",
-    }
 }
 
 /// Every port Active and LinkUp; otherwise a finding, and the device stays out.
@@ -319,8 +310,8 @@ mod tests {
         let mut findings = Findings::default();
         let pool = detect(&obs, &options(), &mut findings).unwrap();
         assert_eq!(pool.hcas, ["mlx5_1", "mlx5_2"]);
-        assert_eq!(pool.fabric, "roce");
-        assert_eq!(pool.gid_index, Some("auto".into()));
+        assert_eq!(pool.fabric, Fabric::Roce);
+        assert_eq!(pool.gid_index, Some(GidIndex::Auto));
         let messages: Vec<(&str, usize)> = findings
             .iter()
             .map(|f| (f.message.as_str(), f.location.as_ref().unwrap().line))
@@ -348,7 +339,7 @@ mod tests {
         .join("\n");
         let link_local = "fe80:0000:0000:0000:0c42:a1ff:fe00:0001";
         let pod = format!("{abridged}\nmlx5_1 1 2 {link_local}  v2 eth1");
-        for (text, expected) in [(abridged, 3.into()), (pod, "auto".into())] {
+        for (text, expected) in [(abridged, GidIndex::Index(3)), (pod, GidIndex::Auto)] {
             let mut obs = Observations::default();
             capture::read(&mut obs, &"gids.txt".into(), &text);
             let mut findings = Findings::default();

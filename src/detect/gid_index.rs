@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::detect::device::Device;
+use crate::model::pool::GidIndex;
 use crate::detect::{GidRow, Observations, gid};
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
@@ -106,7 +107,7 @@ pub(super) fn gid_index(
     in_pod: bool,
     notes: &mut Vec<String>,
     findings: &mut Findings,
-) -> serde_json::Value {
+) -> GidIndex {
     let offers: Vec<Offer<'_>> = data.iter().filter_map(|d| Offer::of(d)).collect();
     let in_pod = in_pod || data.iter().any(|d| Offer::shifted(d));
     let any_v2 = offers.iter().any(|o| o.v2.is_some());
@@ -160,14 +161,14 @@ pub(super) fn gid_index(
         .or_else(|| at.clone());
     let devices: Vec<&str> = chosen.values().flatten().copied().collect();
 
-    let value: serde_json::Value = match &outcome {
+    let value = match &outcome {
         Outcome::Index(index) => {
             notes.push(format!(
                 "{} IPv4 GID at index {index} on all {} data NIC(s)",
                 version.name(),
                 devices.len()
             ));
-            (*index).into()
+            GidIndex::Index(*index)
         }
         Outcome::Nothing => {
             notes.push(if offers.is_empty() {
@@ -176,7 +177,7 @@ pub(super) fn gid_index(
                 "no GID with an IPv4 address seen: gidIndex left to NCCL's dynamic selection"
                     .to_owned()
             });
-            "auto".into()
+            GidIndex::Auto
         }
         Outcome::InPod => {
             if let Some(at) = at.clone() {
@@ -186,7 +187,7 @@ pub(super) fn gid_index(
                     at,
                 );
             }
-            "auto".into()
+            GidIndex::Auto
         }
         Outcome::Disagree(spread) => {
             if version == Roce::V2
@@ -198,7 +199,7 @@ pub(super) fn gid_index(
                     at,
                 );
             }
-            "auto".into()
+            GidIndex::Auto
         }
     };
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::kubernetes::input_schema as k8s;
@@ -110,7 +110,9 @@ pub struct JobDefaults {
 }
 
 /// Platforms whose conventions rdmagen knows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
     /// A self-built cluster: rdmagen writes every NCCL variable the pool implies.
@@ -122,6 +124,18 @@ pub enum Platform {
     Cubestudio,
     /// Baidu CCE: injects its NCCL variables into PID 1 unless the YAML declares them.
     Cce,
+}
+
+impl Platform {
+    /// The name a Pool's `spec.platform` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Generic => "generic",
+            Platform::Aistudio => "aistudio",
+            Platform::Cubestudio => "cubestudio",
+            Platform::Cce => "cce",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -205,7 +219,7 @@ pub enum PartialNodeHcas {
 /// Seed 001: "mlx5_0 is usually the TCP main NIC".
 pub const DEFAULT_MANAGEMENT_NIC: &str = "mlx5_0";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Fabric {
     /// RDMA over Converged Ethernet.
@@ -235,6 +249,16 @@ impl Fabric {
 pub enum GidIndex {
     Index(u32),
     Auto,
+}
+
+/// Written as a Pool reads it: the number, or `auto`.
+impl Serialize for GidIndex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            GidIndex::Index(index) => s.serialize_u32(*index),
+            GidIndex::Auto => s.serialize_str("auto"),
+        }
+    }
 }
 
 impl JsonSchema for GidIndex {
