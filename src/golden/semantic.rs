@@ -18,9 +18,83 @@ pub enum Kind {
     Reordered,
 }
 
+/// Where a change is: the object it belongs to (when the files hold several) and the
+/// steps from that object's root.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ChangePath {
+    /// `apiVersion/kind/[namespace/]name`, or `document N` for objects without one.
+    pub object: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// A mapping key.
+    Key(String),
+    /// A position in a list whose items have no unique names.
+    Index(usize),
+    /// The item with this `name` in a named list (env, containers, volumes, ...).
+    Named(String),
+}
+
+impl ChangePath {
+    fn object(object: String) -> Self {
+        ChangePath {
+            object: Some(object),
+            steps: Vec::new(),
+        }
+    }
+
+    fn then(&self, step: Step) -> Self {
+        let mut next = self.clone();
+        next.steps.push(step);
+        next
+    }
+}
+
+/// `object: a.b[name][0]`, or `a["x.y/z"]` for keys that would be ambiguous after a dot.
+impl fmt::Display for ChangePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(object) = &self.object {
+            f.write_str(object)?;
+            if !self.steps.is_empty() {
+                f.write_str(": ")?;
+            }
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Key(key) if plain(key) => {
+                    if i > 0 {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(key)?;
+                }
+                Step::Key(key) => write!(f, "[{}]", compact(&Value::from(key.as_str())))?,
+                Step::Index(index) => write!(f, "[{index}]")?,
+                Step::Named(name) => write!(f, "[{name}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Paths are written as text wherever they are shown, JSON included.
+impl serde::Serialize for ChangePath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+fn plain(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Change {
-    pub path: String,
+    pub path: ChangePath,
     pub kind: Kind,
     pub old: Option<String>,
     pub new: Option<String>,
@@ -61,38 +135,47 @@ pub fn changes(old: &str, new: &str) -> Result<Vec<Change>, String> {
         }
         let old_id_set: HashSet<&str> = old_ids.iter().map(String::as_str).collect();
         for (id, d) in old_ids.iter().zip(&old_docs) {
-            let prefix = if several {
-                format!("{id}: ")
-            } else {
-                String::new()
+            let root = ChangePath {
+                object: several.then(|| id.clone()),
+                steps: Vec::new(),
             };
             match new_by_id.get(id.as_str()) {
-                Some(n) => walk(&prefix, d, n, &mut out),
-                None => out.push(change(id, Kind::Removed, Some(d), None)),
+                Some(n) => walk(&root, d, n, &mut out),
+                None => out.push(change(
+                    ChangePath::object(id.clone()),
+                    Kind::Removed,
+                    Some(d),
+                    None,
+                )),
             }
         }
         for (id, n) in new_ids.iter().zip(&new_docs) {
             if !old_id_set.contains(id.as_str()) {
-                out.push(change(id, Kind::Added, None, Some(n)));
+                out.push(change(
+                    ChangePath::object(id.clone()),
+                    Kind::Added,
+                    None,
+                    Some(n),
+                ));
             }
         }
     } else {
         for i in 0..old_docs.len().max(new_docs.len()) {
-            let prefix = if several {
-                format!("document {}: ", i + 1)
-            } else {
-                String::new()
+            let document = format!("document {}", i + 1);
+            let root = ChangePath {
+                object: several.then(|| document.clone()),
+                steps: Vec::new(),
             };
             match (old_docs.get(i), new_docs.get(i)) {
-                (Some(o), Some(n)) => walk(&prefix, o, n, &mut out),
+                (Some(o), Some(n)) => walk(&root, o, n, &mut out),
                 (Some(o), None) => out.push(change(
-                    &format!("document {}", i + 1),
+                    ChangePath::object(document),
                     Kind::Removed,
                     Some(o),
                     None,
                 )),
                 (None, Some(n)) => out.push(change(
-                    &format!("document {}", i + 1),
+                    ChangePath::object(document),
                     Kind::Added,
                     None,
                     Some(n),
@@ -121,9 +204,9 @@ fn identity(doc: &Value) -> Option<String> {
     })
 }
 
-fn change(path: &str, kind: Kind, old: Option<&Value>, new: Option<&Value>) -> Change {
+fn change(path: ChangePath, kind: Kind, old: Option<&Value>, new: Option<&Value>) -> Change {
     Change {
-        path: path.to_owned(),
+        path,
         kind,
         old: old.map(compact),
         new: new.map(compact),
@@ -134,38 +217,19 @@ fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// `a.b`, or `a["x.y/z"]` for keys that would be ambiguous after a dot.
-fn join(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    if !plain {
-        return format!(
-            "{}[{}]",
-            path.trim_end_matches(": "),
-            compact(&Value::from(key))
-        );
-    }
-    if path.is_empty() || path.ends_with(": ") {
-        format!("{path}{key}")
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn walk(path: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {
+fn walk(path: &ChangePath, old: &Value, new: &Value, out: &mut Vec<Change>) {
+    let key = |k: &String| path.then(Step::Key(k.clone()));
     match (old, new) {
         (Value::Object(o), Value::Object(n)) => {
             for (k, ov) in o {
                 match n.get(k) {
-                    Some(nv) => walk(&join(path, k), ov, nv, out),
-                    None => out.push(change(&join(path, k), Kind::Removed, Some(ov), None)),
+                    Some(nv) => walk(&key(k), ov, nv, out),
+                    None => out.push(change(key(k), Kind::Removed, Some(ov), None)),
                 }
             }
             for (k, nv) in n {
                 if !o.contains_key(k) {
-                    out.push(change(&join(path, k), Kind::Added, None, Some(nv)));
+                    out.push(change(key(k), Kind::Added, None, Some(nv)));
                 }
             }
         }
@@ -173,22 +237,17 @@ fn walk(path: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {
             (Some(on), Some(nn)) => named_lists(path, o, &on, n, &nn, out),
             _ => {
                 for i in 0..o.len().max(n.len()) {
-                    let at = format!("{}[{i}]", path.trim_end_matches(": "));
+                    let at = path.then(Step::Index(i));
                     match (o.get(i), n.get(i)) {
                         (Some(ov), Some(nv)) => walk(&at, ov, nv, out),
-                        (Some(ov), None) => out.push(change(&at, Kind::Removed, Some(ov), None)),
-                        (None, Some(nv)) => out.push(change(&at, Kind::Added, None, Some(nv))),
+                        (Some(ov), None) => out.push(change(at, Kind::Removed, Some(ov), None)),
+                        (None, Some(nv)) => out.push(change(at, Kind::Added, None, Some(nv))),
                         (None, None) => {}
                     }
                 }
             }
         },
-        _ if old != new => out.push(change(
-            path.trim_end_matches(": "),
-            Kind::Modified,
-            Some(old),
-            Some(new),
-        )),
+        _ if old != new => out.push(change(path.clone(), Kind::Modified, Some(old), Some(new))),
         _ => {}
     }
 }
@@ -206,7 +265,7 @@ fn names(items: &[Value]) -> Option<Vec<&str>> {
 }
 
 fn named_lists(
-    path: &str,
+    path: &ChangePath,
     o: &[Value],
     on: &[&str],
     n: &[Value],
@@ -229,28 +288,22 @@ fn named_lists(
         .collect();
     if common_old != common_new {
         out.push(Change {
-            path: path.trim_end_matches(": ").to_owned(),
+            path: path.clone(),
             kind: Kind::Reordered,
             old: Some(compact(&Value::from(common_old.clone()))),
             new: Some(compact(&Value::from(common_new))),
         });
     }
-    let base = path.trim_end_matches(": ");
+    let named = |name: &str| path.then(Step::Named(name.to_owned()));
     for (item, name) in o.iter().zip(on) {
-        let at = format!("{base}[{name}]");
         match new_at.get(name) {
-            Some(&j) => walk(&at, item, &n[j], out),
-            None => out.push(change(&at, Kind::Removed, Some(item), None)),
+            Some(&j) => walk(&named(name), item, &n[j], out),
+            None => out.push(change(named(name), Kind::Removed, Some(item), None)),
         }
     }
     for (item, name) in n.iter().zip(nn) {
         if !old_at.contains_key(name) {
-            out.push(change(
-                &format!("{base}[{name}]"),
-                Kind::Added,
-                None,
-                Some(item),
-            ));
+            out.push(change(named(name), Kind::Added, None, Some(item)));
         }
     }
 }
@@ -338,6 +391,24 @@ mod tests {
             [
                 "- v1/Pod/p: spec.containers[pytorch].env[A]: {\"name\":\"A\",\"value\":\"1\"}",
                 "+ v1/Service/s: {\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}}",
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_with_dots_are_quoted_and_unnamed_lists_indexed() {
+        let old = "metadata:\n  annotations: {sidecar.istio.io/inject: \"false\"}\nargs: [a, b]\n";
+        let new = "metadata:\n  annotations: {sidecar.istio.io/inject: \"true\"}\nargs: [a, c]\n";
+        let c: Vec<String> = changes(old, new)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "± metadata.annotations[\"sidecar.istio.io/inject\"]: \"false\" → \"true\"",
+                "± args[1]: \"b\" → \"c\"",
             ]
         );
     }
