@@ -9,7 +9,7 @@ use crate::detect::{Observations, gid_index, natural_key};
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::{Fabric, GidIndex, Platform};
-use crate::packages::{Family, PackageSet, packages};
+use crate::packages::dpkg;
 
 /// What the user tells detect beyond the captures.
 #[derive(Debug, Clone)]
@@ -251,28 +251,12 @@ fn majority(data: &[(&Device<'_>, Fabric, bool)]) -> Option<Fabric> {
     }
 }
 
+/// A package the `dpkg -l` capture lacks is reported at the row of the capture's first
+/// package by name (the captures may be one file, so there is no file start to use).
 fn check_dpkg(obs: &Observations, findings: &mut Findings) {
-    let Some(dpkg) = &obs.dpkg else { return };
-    let fallback = dpkg.values().next().map(|(_, at)| at.clone());
-    for package in packages(Family::Apt, PackageSet::Seed) {
-        match dpkg.get(*package) {
-            Some((state, _)) if state == "ii" => {}
-            Some((state, at)) => findings.at(
-                Rule::DpkgNotInstalled,
-                format!("{package} is `{state}`, not installed (`ii`)"),
-                at.clone(),
-            ),
-            None => {
-                if let Some(at) = &fallback {
-                    findings.at(
-                        Rule::DpkgNotInstalled,
-                        format!("{package} is not in the dpkg -l capture: not installed"),
-                        at.clone(),
-                    );
-                }
-            }
-        }
-    }
+    let Some(status) = &obs.dpkg else { return };
+    let some_row = status.values().next().map(|(_, at)| at);
+    dpkg::check_installed(status, some_row, findings);
 }
 
 #[cfg(test)]

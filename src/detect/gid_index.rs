@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 
 use crate::detect::device::Device;
-use crate::model::pool::GidIndex;
 use crate::detect::{GidRow, Observations, gid};
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
+use crate::model::pool::GidIndex;
 
 /// What one data device's GID table offers NCCL.
 struct Offer<'a> {

@@ -216,36 +216,21 @@ fn is_package(word: &str, package: &str, family: Family) -> bool {
                 .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())))
 }
 
-/// Check a captured `dpkg -l` against the seed's packages: each must be `ii`.
+/// Check a captured `dpkg -l` against the seed's packages: each must be `ii`. A
+/// package the capture lacks is reported at its first line.
 pub fn dpkg_capture(name: &Arc<str>, text: &str, findings: &mut Findings) {
-    let mut status: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    let at = |line: usize| Location {
+        file: name.clone(),
+        line,
+        column: 1,
+    };
+    let mut status = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         if let Some((state, package)) = dpkg::row(line) {
-            status.insert(package.to_owned(), (state.to_owned(), i + 1));
+            status.insert(package.to_owned(), (state.to_owned(), at(i + 1)));
         }
     }
-    for package in packages(Family::Apt, PackageSet::Seed) {
-        let (message, line) = match status.get(*package) {
-            Some((state, _)) if state == "ii" => continue,
-            Some((state, line)) => (
-                format!("{package} is `{state}`, not installed (`ii`)"),
-                *line,
-            ),
-            None => (
-                format!("{package} is not in the dpkg -l capture: not installed"),
-                1,
-            ),
-        };
-        findings.at(
-            Rule::DpkgNotInstalled,
-            message,
-            Location {
-                file: name.clone(),
-                line,
-                column: 1,
-            },
-        );
-    }
+    dpkg::check_installed(&status, Some(&at(1)), findings);
 }
 
 #[cfg(test)]
