@@ -43,15 +43,11 @@ fn examples_match_golden_files() {
     );
 }
 
-/// The upstream CRD's openAPIV3Schema (training-operator v1.9.0), from the shared
-/// reference folder when it is present beside the project.
+/// The upstream CRD's openAPIV3Schema (training-operator v1.9.0; tests/upstream/SOURCE.md).
 #[test]
 fn golden_manifests_validate_against_the_upstream_crd() {
-    let crd = root().join("../shared/reference/pytorchjob-v1.schema.json");
-    let Ok(text) = std::fs::read_to_string(&crd) else {
-        eprintln!("skipped: {} not found", crd.display());
-        return;
-    };
+    let crd = root().join("tests/upstream/pytorchjob-v1.9.0.schema.json");
+    let text = std::fs::read_to_string(&crd).unwrap();
     let schema: serde_json::Value = serde_json::from_str(&text).expect("CRD schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("CRD schema compiles");
     let mut checked = 0;

@@ -50,18 +50,10 @@ pub static YAML: LazyLock<Samples> = LazyLock::new(|| {
     ])
 });
 
-/// Node captures: the project's tests/diag and rule fixtures, plus the shared
-/// reference samples when `../shared` (beside the project, as in CI) has them.
-pub static CAPTURES: LazyLock<Samples> = LazyLock::new(|| {
-    let mut all = gather(&[("tests/diag", &[".txt"]), ("tests/rules", &[".txt"])]);
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/diag-samples");
-    if let Ok(dir) = std::fs::read_dir(&shared) {
-        let mut extra: Vec<PathBuf> = dir.map(|e| e.expect("readable").path()).collect();
-        extra.sort();
-        all.extend(extra.iter().map(|p| (p.display().to_string(), read(p))));
-    }
-    all
-});
+/// Node captures: the project's tests/diag (with the public samples in
+/// tests/diag/reference) and rule fixtures.
+pub static CAPTURES: LazyLock<Samples> =
+    LazyLock::new(|| gather(&[("tests/diag", &[".txt"]), ("tests/rules", &[".txt"])]));
 
 pub static DOCKERFILES: LazyLock<Samples> = LazyLock::new(|| {
     gather(&[
