@@ -22,89 +22,6 @@ impl fmt::Display for Severity {
     }
 }
 
-/// Every rule rdmagen knows, by name. `Rule::info` gives its catalogue entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    YamlSyntax,
-    DuplicateKey,
-    UnknownDocument,
-    InputShape,
-    UnknownPool,
-    DuplicateName,
-    InvalidJobName,
-    InvalidValue,
-    RdmaOnTcpPool,
-    RdmaTypeMismatch,
-    RdmaUnknownType,
-    RocePartialNode,
-    GpusAbovePool,
-    PartialNodeNics,
-    ShmTooSmall,
-    ShmAboveMemory,
-    IbTcSet,
-    OperatorManagedEnv,
-    OverridesPlatformPreset,
-    IbDisableWithRdma,
-    OverridesPoolValue,
-    CommandConflict,
-    LegacyLauncher,
-    WorldSizeNnodes,
-    LauncherlessNproc,
-    ElasticStandalone,
-    ShellWrapper,
-    ElasticNprocConflict,
-    OldOperatorNproc,
-    GidIndexOnIb,
-    NcclValueRange,
-    HcaNamingConflict,
-    HcaManagementNic,
-    HcaPrefixAmbiguous,
-    NcclSyntax,
-    IbTimeoutInfinite,
-    DebugOnlyVariable,
-    GidNeedsNewerNccl,
-    GidNcclUnknown,
-    VolumeSource,
-    RdmaWithoutHcas,
-    GidUndecided,
-    RdmaWithoutIpcLock,
-    IpcLockWithoutRdma,
-    NoShm,
-    HostNetworkDns,
-    StaticClaimClass,
-    SchedulingWithoutGang,
-    PodTemplateOverride,
-    PodTemplateAdds,
-    MasterReplicas,
-    WorkerReplicas,
-    NoPytorchContainer,
-    EmptyImage,
-    RunPolicyMisplaced,
-    UnknownReplicaType,
-    NotAPyTorchJob,
-    NoRunPolicy,
-    ImageNcclEnv,
-    ImageMissingPackages,
-    DpkgNotInstalled,
-    PinInvalid,
-    BaseImageInvalid,
-    DiagUnreadableLine,
-    PortNotActive,
-    MixedFabrics,
-    NoIpv4Gid,
-    GidIndexDisagrees,
-    GidIndexInPod,
-    NoManagementNic,
-    IbWithoutSm,
-    NothingDetected,
-    RoceV1Only,
-    RenderedSchema,
-    RenderedFidelity,
-    TemplateError,
-    DockerfileShape,
-    RenderedKubernetesSchema,
-}
-
 /// One catalogue entry.
 #[derive(Debug)]
 pub struct RuleInfo {
@@ -120,22 +37,26 @@ pub struct RuleInfo {
     pub source: &'static str,
 }
 
-impl Rule {
-    pub fn info(self) -> &'static RuleInfo {
-        &CATALOGUE[self as usize]
-    }
-}
-
 const SEED_AISTUDIO: &str = "seed 000 (AIStudio RDMA network page)";
 const SEED_CUBESTUDIO: &str = "seed 001 (CubeStudio RDMA + distributed training page)";
 const OPERATOR: &str =
     "Kubeflow training-operator v1.9.0, pkg/webhooks/pytorch and pkg/controller.v1/pytorch";
 const NCCL_DOCS: &str = "NCCL user guide, environment variables (env.rst)";
 
-macro_rules! catalogue {
+/// Declares every rule once: each entry becomes a variant of `Rule` and, at the same
+/// index, its `RuleInfo` in `CATALOGUE` (the shape of ruff's `codes.rs`). The order of
+/// the entries is the order `rdmagen rules` lists them and findings at one position sort
+/// in. IDs are never reused: RDG091 (rendered webhook rules) was folded into
+/// RDG064-RDG070.
+macro_rules! rules {
     ($( $rule:ident $id:literal $sev:ident $syntax:literal, $summary:literal, $source:expr, $explanation:literal; )*) => {
-        /// In the order of `Rule`'s variants (a test checks it). IDs are never reused:
-/// RDG091 (rendered webhook rules) was folded into RDG064-RDG070.
+        /// Every rule rdmagen knows, by name. `Rule::info` gives its catalogue entry.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $( $rule, )*
+        }
+
+        /// Every rule's entry, in the order of `Rule`'s variants.
         pub static CATALOGUE: &[RuleInfo] = &[$(RuleInfo {
             rule: Rule::$rule,
             id: $id,
@@ -145,10 +66,18 @@ macro_rules! catalogue {
             explanation: $explanation,
             source: $source,
         }),*];
+
+        impl Rule {
+            pub fn info(self) -> &'static RuleInfo {
+                // Both lists come from the one list above, so the variant's index is its
+                // entry's.
+                &CATALOGUE[self as usize]
+            }
+        }
     };
 }
 
-catalogue! {
+rules! {
     YamlSyntax "RDG001" Error true,
         "the file is not valid YAML", "YAML 1.2",
         "The parser stopped at this position. Nothing is rendered until every input parses.";
@@ -397,10 +326,9 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
-    fn catalogue_is_in_variant_order_with_unique_ids() {
+    fn ids_are_unique_and_well_formed() {
         let mut ids = HashSet::new();
-        for (i, info) in CATALOGUE.iter().enumerate() {
-            assert_eq!(info.rule as usize, i, "{} is out of order", info.id);
+        for info in CATALOGUE {
             assert!(ids.insert(info.id), "{} is repeated", info.id);
             assert!(info.id.starts_with("RDG") && info.id.len() == 6);
         }
