@@ -99,17 +99,29 @@ rules! {
     InvalidJobName "RDG007" Error false,
         "the job name is not a valid PyTorchJob name", OPERATOR,
         "The operator's webhook requires a DNS-1035 label (lowercase letters, digits and '-', starting with a letter). Pods and their Services are named `<job>-worker-<n>`, which must also fit in 63 characters.";
-    InvalidValue "RDG008" Error false,
-        "a value is not in the accepted form", "rdmagen input format, Kubernetes API conventions",
-        "Quantities follow the Kubernetes quantity syntax (`64Gi`, `500m`), counts are at least 1, enumerated fields take one of their listed values, and a namespace is a DNS-1123 label, as the API server requires.";
+    InvalidQuantity "RDG008" Error false,
+        "a resource quantity is not in Kubernetes' syntax, is negative, or sizes /dev/shm at 0", "https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/",
+        "Requests, limits and `shm` are Kubernetes quantities: a number with an optional suffix (`64Gi`, `500m`, `1e3`); a space or a unit such as `GB` is not one. The API server rejects a negative request or limit, and a /dev/shm of size 0 holds nothing (leave `shm` out for no size limit).";
+    InvalidNamespace "RDG116" Error false,
+        "the job's namespace is not a DNS-1123 label", "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names",
+        "The API server accepts only a namespace of at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit. rdmagen also names the job's output directory `<job>.<namespace>`, which relies on a namespace having no dot or slash.";
+    InvalidEnvName "RDG114" Error false,
+        "an environment variable name is empty or contains `=`", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "A process environment is a list of `NAME=value` strings, so a name cannot be empty or hold `=`; the API server refuses such a name.";
+    EnvValueFrom "RDG115" Error false,
+        "an environment variable's valueFrom does not name exactly one source", "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#environment-variables",
+        "valueFrom takes exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef; the API server refuses none or several.";
     RdmaOnTcpPool "RDG010" Error false,
         "RDMA is asked for on a pool whose fabric is tcp", SEED_AISTUDIO,
         "A pool without RoCE or InfiniBand has no RDMA device to hand out; the pod would stay Pending on the RDMA resource or NCCL would fall back to sockets.";
     RdmaTypeMismatch "RDG011" Error false,
         "the `N(type)` RDMA request names a fabric other than the pool's", SEED_CUBESTUDIO,
         "CubeStudio maps `N(ib)` to rdma/hca and `N(roce)` to rdma/shared. Asking for the other fabric's resource requests a device the nodes do not have; CubeStudio itself then silently requests nothing.";
+    RdmaRequestSyntax "RDG118" Error false,
+        "the RDMA request is not auto, on, off, a count or `N(type)`", "schemas/job.schema.json",
+        "`rdma` takes `auto` (the platform decides), `on`, `off`, a count of RDMA devices per pod such as `1`, or CubeStudio's `N(type)` such as `1(roce)`. Anything else is refused rather than guessed at.";
     RdmaUnknownType "RDG012" Error false,
-        "the RDMA request is not auto, on, off, a count or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
+        "the `N(type)` RDMA request names a type other than roce or ib", SEED_CUBESTUDIO,
         "CubeStudio's get_rdma() returns 0 for a type it does not know, which disables RDMA without a word. rdmagen reports it instead.";
     RocePartialNode "RDG013" Warning false,
         "RDMA is forced on for a job on part of a node of a platform that turns it off there", SEED_AISTUDIO,
@@ -117,6 +129,9 @@ rules! {
     GpusAbovePool "RDG014" Error false,
         "the job asks for more GPUs per node than the pool's nodes have", "rdmagen pool definition",
         "A pod cannot span nodes; a request above the node's GPU count leaves it Pending forever.";
+    RdmaResourceIsGpu "RDG113" Error false,
+        "the pool's rdmaResource is its GPU resource", "schemas/pool.schema.json",
+        "`network.rdmaResource` names the RDMA device plugin's extended resource (ib: rdma/hca, roce: rdma/shared by default) and `gpu.resource` the GPUs'. A container's resources are a map from resource name to count, so one name cannot request both the GPUs and the RDMA device.";
     PartialNodeNics "RDG016" Info false,
         "a job on part of a node uses NICs chosen without knowing its GPUs", "NCCL env.rst (NCCL_NET_GDR_LEVEL); real-clusters.md §4",
         "Neither rdmagen nor the device plugin knows which GPUs a pod on part of a node gets, so the NIC list cannot follow GPU locality. With `partialNodeHcas: first` the pod gets the first ceil(k·H/G) data NICs, which may be far from its GPUs (no GPUDirect RDMA, traffic across the CPU interconnect); with `all`, NCCL picks the NIC nearest each GPU. The pool's `network.partialNodeHcas` chooses; each platform has a default.";
@@ -198,6 +213,15 @@ rules! {
     VolumeSource "RDG050" Error false,
         "a volume does not name exactly one source", "Kubernetes Volume API",
         "Each volume takes one of `claim`, `nfs` or `csi`. A CSI volume needs `persistentVolume` (rdmagen then writes the PV and PVC); `persistentVolume` needs `nfs` or `csi`.";
+    VolumeClash "RDG110" Error false,
+        "two volumes share a name or mount path, or one takes rdmagen's /dev/shm", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "The API server refuses a pod whose volumes repeat a name, and a container that mounts two volumes at one path. A job's volumes and the pool's default volumes land in one pod. rdmagen writes the /dev/shm volume (`dshm`) itself from `shm`; size /dev/shm there instead.";
+    VolumeSubPath "RDG111" Error false,
+        "a volume's subPath is absolute or contains `..`", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "The API server requires a subPath to be a relative path that stays inside the volume: no leading `/` and no `..` element.";
+    QueueConflict "RDG112" Error false,
+        "the Volcano queue annotation disagrees with the job's queue", "https://github.com/volcano-sh/volcano/blob/ed72c7c8/pkg/controllers/podgroup/pg_controller_handler.go#L400-L402",
+        "Without gang scheduling, Volcano takes a pod's queue only from its `scheduling.volcano.sh/queue-name` annotation, which rdmagen writes from the job's queue (runPolicy.schedulingPolicy.queue or the pool's). An annotation naming another queue would put the pods in one queue and the job's PodGroup in the other. Set the queue in one place.";
     RdmaWithoutHcas "RDG051" Info false,
         "RDMA is on but the pool lists no data NICs", SEED_CUBESTUDIO,
         "Without `hcas`, NCCL_IB_HCA is not written and NCCL uses every RDMA device it finds, including the management NIC (usually mlx5_0).";
@@ -243,6 +267,9 @@ rules! {
     RunPolicyMisplaced "RDG068" Error false,
         "a runPolicy field is placed directly under spec", "PyTorchJob CRD v1.9.0",
         "cleanPodPolicy, backoffLimit, ttlSecondsAfterFinished, activeDeadlineSeconds, schedulingPolicy and suspend belong under spec.runPolicy. Under spec the API server prunes them without a word (CubeStudio's own launcher makes this mistake).";
+    NprocPerNodeType "RDG117" Error false,
+        "spec.nprocPerNode is not a string", "https://github.com/kubeflow/training-operator/blob/v1.9.0/manifests/base/crds/kubeflow.org_pytorchjobs.yaml",
+        "The PyTorchJob CRD declares nprocPerNode as a string (\"8\", \"auto\", \"cpu\", \"gpu\"); an unquoted 8 is an integer and the API server rejects the job. Quote it.";
     UnknownReplicaType "RDG069" Error false,
         "a replica type is not Master or Worker", OPERATOR,
         "The webhook accepts exactly `Master` and `Worker` (case-sensitive).";

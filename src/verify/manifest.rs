@@ -88,7 +88,7 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
     }
     if spec.get("nprocPerNode").is_some_and(|v| !v.is_string()) {
         out.push(
-            Rule::InvalidValue,
+            Rule::NprocPerNodeType,
             format!(
                 "spec.nprocPerNode is {}; the CRD declares a string (\"8\", \"auto\"), so the API server rejects the job",
                 spec["nprocPerNode"]
@@ -592,7 +592,10 @@ mod tests {
             serde_json::json!({"nprocPerNode": 8}),
             serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
         );
-        assert_eq!(rules(&int, &ManifestFacts::default()), [Rule::InvalidValue]);
+        assert_eq!(
+            rules(&int, &ManifestFacts::default()),
+            [Rule::NprocPerNodeType]
+        );
         let mut no_policy = flags;
         no_policy["spec"]
             .as_object_mut()
