@@ -210,6 +210,7 @@ mod tests {
                 line: 3,
                 column: 5,
             }),
+            pointer: None,
         };
         assert_eq!(
             github(&f),
@@ -227,6 +228,7 @@ mod tests {
                 line: 1,
                 column: 1,
             }),
+            pointer: None,
         };
         assert_eq!(
             github(&f),

@@ -1,4 +1,7 @@
-//! Findings: a rule, the message for this occurrence and where it happened.
+//! Findings: a rule, the message for this occurrence and where it happened. Every
+//! check reports one: input checks at a file span, checks of a rendered or linted
+//! object at a JSON Pointer into it (and, once the object is placed, a file span too),
+//! capture readers at a line (a span at column 1).
 
 use crate::diagnostics::rule::{Rule, Severity};
 use crate::diagnostics::source::Location;
@@ -8,9 +11,30 @@ pub struct Finding {
     pub rule: Rule,
     pub message: String,
     pub location: Option<Location>,
+    /// Where in a rendered or linted object (RFC 6901 JSON Pointer, "" for the whole
+    /// object), for checks that judge a value rather than a file. Human messages still
+    /// spell it out where they always have, so output is unchanged.
+    pub pointer: Option<String>,
 }
 
 impl Finding {
+    pub fn new(rule: Rule, message: impl Into<String>, location: Option<Location>) -> Self {
+        Finding {
+            rule,
+            message: message.into(),
+            location,
+            pointer: None,
+        }
+    }
+
+    /// A finding at `pointer` inside an object that has no file position yet.
+    pub fn at_pointer(rule: Rule, message: impl Into<String>, pointer: impl Into<String>) -> Self {
+        Finding {
+            pointer: Some(pointer.into()),
+            ..Finding::new(rule, message, None)
+        }
+    }
+
     pub fn severity(&self) -> Severity {
         self.rule.info().severity
     }
@@ -24,11 +48,12 @@ pub struct Findings {
 
 impl Findings {
     pub fn push(&mut self, rule: Rule, message: impl Into<String>, location: Option<Location>) {
-        self.items.push(Finding {
-            rule,
-            message: message.into(),
-            location,
-        });
+        self.items.push(Finding::new(rule, message, location));
+    }
+
+    /// A finding made elsewhere, e.g. by a check that returns its own list.
+    pub fn add(&mut self, finding: Finding) {
+        self.items.push(finding);
     }
 
     pub fn at(&mut self, rule: Rule, message: impl Into<String>, location: Location) {

@@ -22,89 +22,6 @@ impl fmt::Display for Severity {
     }
 }
 
-/// Every rule rdmagen knows, by name. `Rule::info` gives its catalogue entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    YamlSyntax,
-    DuplicateKey,
-    UnknownDocument,
-    InputShape,
-    UnknownPool,
-    DuplicateName,
-    InvalidJobName,
-    InvalidValue,
-    RdmaOnTcpPool,
-    RdmaTypeMismatch,
-    RdmaUnknownType,
-    RocePartialNode,
-    GpusAbovePool,
-    PartialNodeNics,
-    ShmTooSmall,
-    ShmAboveMemory,
-    IbTcSet,
-    OperatorManagedEnv,
-    OverridesPlatformPreset,
-    IbDisableWithRdma,
-    OverridesPoolValue,
-    CommandConflict,
-    LegacyLauncher,
-    WorldSizeNnodes,
-    LauncherlessNproc,
-    ElasticStandalone,
-    ShellWrapper,
-    ElasticNprocConflict,
-    OldOperatorNproc,
-    GidIndexOnIb,
-    NcclValueRange,
-    HcaNamingConflict,
-    HcaManagementNic,
-    HcaPrefixAmbiguous,
-    NcclSyntax,
-    IbTimeoutInfinite,
-    DebugOnlyVariable,
-    GidNeedsNewerNccl,
-    GidNcclUnknown,
-    VolumeSource,
-    RdmaWithoutHcas,
-    GidUndecided,
-    RdmaWithoutIpcLock,
-    IpcLockWithoutRdma,
-    NoShm,
-    HostNetworkDns,
-    StaticClaimClass,
-    SchedulingWithoutGang,
-    PodTemplateOverride,
-    PodTemplateAdds,
-    MasterReplicas,
-    WorkerReplicas,
-    NoPytorchContainer,
-    EmptyImage,
-    RunPolicyMisplaced,
-    UnknownReplicaType,
-    NotAPyTorchJob,
-    NoRunPolicy,
-    ImageNcclEnv,
-    ImageMissingPackages,
-    DpkgNotInstalled,
-    PinInvalid,
-    BaseImageInvalid,
-    DiagUnreadableLine,
-    PortNotActive,
-    MixedFabrics,
-    NoIpv4Gid,
-    GidIndexDisagrees,
-    GidIndexInPod,
-    NoManagementNic,
-    IbWithoutSm,
-    NothingDetected,
-    RoceV1Only,
-    RenderedSchema,
-    RenderedFidelity,
-    TemplateError,
-    DockerfileShape,
-    RenderedKubernetesSchema,
-}
-
 /// One catalogue entry.
 #[derive(Debug)]
 pub struct RuleInfo {
@@ -120,22 +37,38 @@ pub struct RuleInfo {
     pub source: &'static str,
 }
 
-impl Rule {
-    pub fn info(self) -> &'static RuleInfo {
-        &CATALOGUE[self as usize]
-    }
-}
+// A source is one place a reader can open: a URL, or a path in this repository
+// (with an optional #heading). Facts from the platform pages the project started from,
+// or read across several upstream files, are quoted in docs/sources.md.
+const SEED_AISTUDIO: &str = "docs/sources.md#seed-000-aistudio-rdma-network-page";
+const SEED_CUBESTUDIO: &str =
+    "docs/sources.md#seed-001-cubestudio-rdma-and-distributed-training-page";
+/// The operator's validating webhook: names, replicas, containers, images.
+const WEBHOOK: &str = "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/webhooks/pytorch/pytorchjob_webhook.go";
+/// The environment the operator gives each pod: MASTER_*, WORLD_SIZE, RANK, PET_*.
+const OPERATOR_ENV: &str =
+    "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/controller.v1/pytorch/envvar.go";
+const PYTORCHJOB_CRD: &str = "https://github.com/kubeflow/training-operator/blob/v1.9.0/manifests/base/crds/kubeflow.org_pytorchjobs.yaml";
+const NCCL_DOCS: &str = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html";
+/// NCCL's dynamic GID selection (2.21 and later), at the commit real-clusters were read.
+const NCCL_GID_SELECTION: &str =
+    "https://github.com/NVIDIA/nccl/blob/5067397c/src/transport/net_ib/connect.cc#L279-L335";
+const CAPTURES: &str = "docs/sources.md#capture-formats";
 
-const SEED_AISTUDIO: &str = "seed 000 (AIStudio RDMA network page)";
-const SEED_CUBESTUDIO: &str = "seed 001 (CubeStudio RDMA + distributed training page)";
-const OPERATOR: &str =
-    "Kubeflow training-operator v1.9.0, pkg/webhooks/pytorch and pkg/controller.v1/pytorch";
-const NCCL_DOCS: &str = "NCCL user guide, environment variables (env.rst)";
-
-macro_rules! catalogue {
+/// Declares every rule once: each entry becomes a variant of `Rule` and, at the same
+/// index, its `RuleInfo` in `CATALOGUE` (the shape of ruff's `codes.rs`). The order of
+/// the entries is the order `rdmagen rules` lists them and findings at one position sort
+/// in. IDs are never reused: RDG091 (rendered webhook rules) was folded into
+/// RDG064-RDG070.
+macro_rules! rules {
     ($( $rule:ident $id:literal $sev:ident $syntax:literal, $summary:literal, $source:expr, $explanation:literal; )*) => {
-        /// In the order of `Rule`'s variants (a test checks it). IDs are never reused:
-/// RDG091 (rendered webhook rules) was folded into RDG064-RDG070.
+        /// Every rule rdmagen knows, by name. `Rule::info` gives its catalogue entry.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $( $rule, )*
+        }
+
+        /// Every rule's entry, in the order of `Rule`'s variants.
         pub static CATALOGUE: &[RuleInfo] = &[$(RuleInfo {
             rule: Rule::$rule,
             id: $id,
@@ -145,96 +78,119 @@ macro_rules! catalogue {
             explanation: $explanation,
             source: $source,
         }),*];
+
+        impl Rule {
+            pub fn info(self) -> &'static RuleInfo {
+                // Both lists come from the one list above, so the variant's index is its
+                // entry's.
+                &CATALOGUE[self as usize]
+            }
+        }
     };
 }
 
-catalogue! {
+rules! {
     YamlSyntax "RDG001" Error true,
-        "the file is not valid YAML", "YAML 1.2",
+        "the file is not valid YAML", "https://yaml.org/spec/1.2.2/",
         "The parser stopped at this position. Nothing is rendered until every input parses.";
     DuplicateKey "RDG002" Error true,
-        "a mapping repeats a key", "YAML 1.2 (keys of a mapping are unique)",
+        "a mapping repeats a key", "https://yaml.org/spec/1.2.2/#mapping",
         "Kubernetes tooling silently keeps one of two duplicate keys; rdmagen refuses the file so the surviving value is never a surprise.";
     UnknownDocument "RDG003" Error false,
-        "a document is not an rdmagen Job or Pool", "rdmagen input format",
+        "a document is not an rdmagen Job or Pool", "schemas/job.schema.json",
         "Every document needs `apiVersion: rdmagen/v1alpha1` and `kind: Job` or `kind: Pool`.";
     InputShape "RDG004" Error false,
-        "a field is unknown or has the wrong type", "rdmagen input format (schemas/)",
+        "a field is unknown or has the wrong type", "schemas/",
         "Inputs are strict: an unknown field is an error rather than being ignored, because a misspelt field would otherwise be a silently missing setting.";
     UnknownPool "RDG005" Error false,
-        "the job names a pool that no input defines", "rdmagen input format",
+        "the job names a pool that no input defines", "schemas/job.schema.json",
         "Pools come from the inputs or from `--pools`. Check the spelling of `spec.pool` or pass the file that defines it.";
     DuplicateName "RDG006" Error false,
-        "two jobs in one namespace or two pools share a name", "rdmagen input format",
+        "two jobs in one namespace or two pools share a name", "README.md",
         "A job's name and namespace name its Kubernetes objects and its output directory; pool names are how jobs refer to pools. Two jobs may share a name only in different namespaces (their directories are then `<job>.<namespace>`); pool names must be unique.";
     InvalidJobName "RDG007" Error false,
-        "the job name is not a valid PyTorchJob name", OPERATOR,
+        "the job name is not a valid PyTorchJob name", WEBHOOK,
         "The operator's webhook requires a DNS-1035 label (lowercase letters, digits and '-', starting with a letter). Pods and their Services are named `<job>-worker-<n>`, which must also fit in 63 characters.";
-    InvalidValue "RDG008" Error false,
-        "a value is not in the accepted form", "rdmagen input format, Kubernetes API conventions",
-        "Quantities follow the Kubernetes quantity syntax (`64Gi`, `500m`), counts are at least 1, enumerated fields take one of their listed values, and a namespace is a DNS-1123 label, as the API server requires.";
+    InvalidQuantity "RDG008" Error false,
+        "a resource quantity is not in Kubernetes' syntax, is negative, or sizes /dev/shm at 0", "https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/",
+        "Requests, limits and `shm` are Kubernetes quantities: a number with an optional suffix (`64Gi`, `500m`, `1e3`); a space or a unit such as `GB` is not one. The API server rejects a negative request or limit, and a /dev/shm of size 0 holds nothing (leave `shm` out for no size limit).";
+    InvalidNamespace "RDG116" Error false,
+        "the job's namespace is not a DNS-1123 label", "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names",
+        "The API server accepts only a namespace of at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit. rdmagen also names the job's output directory `<job>.<namespace>`, which relies on a namespace having no dot or slash.";
+    InvalidEnvName "RDG114" Error false,
+        "an environment variable name is empty or contains `=`", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "A process environment is a list of `NAME=value` strings, so a name cannot be empty or hold `=`; the API server refuses such a name.";
+    EnvValueFrom "RDG115" Error false,
+        "an environment variable's valueFrom does not name exactly one source", "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#environment-variables",
+        "valueFrom takes exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef; the API server refuses none or several.";
     RdmaOnTcpPool "RDG010" Error false,
         "RDMA is asked for on a pool whose fabric is tcp", SEED_AISTUDIO,
         "A pool without RoCE or InfiniBand has no RDMA device to hand out; the pod would stay Pending on the RDMA resource or NCCL would fall back to sockets.";
     RdmaTypeMismatch "RDG011" Error false,
         "the `N(type)` RDMA request names a fabric other than the pool's", SEED_CUBESTUDIO,
         "CubeStudio maps `N(ib)` to rdma/hca and `N(roce)` to rdma/shared. Asking for the other fabric's resource requests a device the nodes do not have; CubeStudio itself then silently requests nothing.";
+    RdmaRequestSyntax "RDG118" Error false,
+        "the RDMA request is not auto, on, off, a count or `N(type)`", "schemas/job.schema.json",
+        "`rdma` takes `auto` (the platform decides), `on`, `off`, a count of RDMA devices per pod such as `1`, or CubeStudio's `N(type)` such as `1(roce)`. Anything else is refused rather than guessed at.";
     RdmaUnknownType "RDG012" Error false,
-        "the RDMA request is not auto, on, off, a count or `N(type)` with type roce or ib", SEED_CUBESTUDIO,
+        "the `N(type)` RDMA request names a type other than roce or ib", SEED_CUBESTUDIO,
         "CubeStudio's get_rdma() returns 0 for a type it does not know, which disables RDMA without a word. rdmagen reports it instead.";
     RocePartialNode "RDG013" Warning false,
         "RDMA is forced on for a job on part of a node of a platform that turns it off there", SEED_AISTUDIO,
         "AIStudio turns RDMA on at 8 GPUs and off below, and warns that forcing it on for fewer GPUs over RoCE can cause communication problems. Other platforms turn it on for any multi-node job.";
     GpusAbovePool "RDG014" Error false,
-        "the job asks for more GPUs per node than the pool's nodes have", "rdmagen pool definition",
+        "the job asks for more GPUs per node than the pool's nodes have", "schemas/pool.schema.json",
         "A pod cannot span nodes; a request above the node's GPU count leaves it Pending forever.";
+    RdmaResourceIsGpu "RDG113" Error false,
+        "the pool's rdmaResource is its GPU resource", "schemas/pool.schema.json",
+        "`network.rdmaResource` names the RDMA device plugin's extended resource (ib: rdma/hca, roce: rdma/shared by default) and `gpu.resource` the GPUs'. A container's resources are a map from resource name to count, so one name cannot request both the GPUs and the RDMA device.";
     PartialNodeNics "RDG016" Info false,
-        "a job on part of a node uses NICs chosen without knowing its GPUs", "NCCL env.rst (NCCL_NET_GDR_LEVEL); real-clusters.md §4",
+        "a job on part of a node uses NICs chosen without knowing its GPUs", "docs/sources.md#partial-node-jobs-and-nic-locality",
         "Neither rdmagen nor the device plugin knows which GPUs a pod on part of a node gets, so the NIC list cannot follow GPU locality. With `partialNodeHcas: first` the pod gets the first ceil(k·H/G) data NICs, which may be far from its GPUs (no GPUDirect RDMA, traffic across the CPU interconnect); with `all`, NCCL picks the NIC nearest each GPU. The pool's `network.partialNodeHcas` chooses; each platform has a default.";
     ShmTooSmall "RDG017" Warning false,
-        "/dev/shm is smaller than 1Gi on a GPU job", "NVIDIA/nccl#1518; seed 001",
+        "/dev/shm is smaller than 1Gi on a GPU job", "https://github.com/NVIDIA/nccl/issues/1518",
         "NCCL's shared-memory transport and data-loader workers live in /dev/shm; a few hundred MiB runs out as soon as several GPUs or workers share it (`shm: 64` is 64 bytes, not 64Gi).";
     ShmAboveMemory "RDG018" Warning false,
-        "/dev/shm is larger than the pod's memory limit", "Kubernetes core/v1 EmptyDirVolumeSource.sizeLimit",
+        "/dev/shm is larger than the pod's memory limit", "https://kubernetes.io/docs/concepts/storage/volumes/#emptydir",
         "A memory-backed emptyDir is capped by the pod's memory limit, and what it holds counts toward that limit: the pod is OOM-killed before /dev/shm reaches its size. Raise `resources.memory` or lower `shm`.";
     IbTcSet "RDG020" Error false,
         "NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS", SEED_AISTUDIO,
         "The traffic class and service level must match the switches' PFC/ECN setup. Where the platform owns it (AIStudio: no need to set NCCL_IB_TC, do not change it) a user value breaks that setup. On self-built fabrics they are the pool's `trafficClass` and `serviceLevel` (e.g. OCI's lossless RoCE uses 41).";
     OperatorManagedEnv "RDG021" Error false,
-        "the job sets a variable the training operator injects", OPERATOR,
+        "the job sets a variable the training operator injects", OPERATOR_ENV,
         "The operator appends MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK and PET_* to every container. Setting them by hand leaves duplicate names whose winner depends on the consumer.";
     OverridesPlatformPreset "RDG022" Warning false,
-        "the job overrides a variable the platform presets", "seed 000 (AIStudio presets), seed 001 (CCE injection)",
+        "the job overrides a variable the platform presets", SEED_AISTUDIO,
         "AIStudio presets NCCL_IB_GID_INDEX, NCCL_IB_HCA and NCCL_CROSS_NIC on RoCE and advises not to change them; CCE injects its NCCL variables only when the YAML does not declare them. The job's value is kept.";
     IbDisableWithRdma "RDG023" Error false,
         "NCCL_IB_DISABLE=1 while RDMA is on", NCCL_DOCS,
         "NCCL_IB_DISABLE=1 makes NCCL use sockets even though an RDMA device was requested: the job runs, slowly, and holds the RDMA resource for nothing.";
     OverridesPoolValue "RDG024" Info false,
-        "the job sets a variable rdmagen would derive from the pool", "rdmagen pool definition",
+        "the job sets a variable rdmagen would derive from the pool", "schemas/pool.schema.json",
         "The job's value replaces the pool's. Prefer fixing the pool if the pool is wrong.";
     CommandConflict "RDG030" Error false,
-        "command, script and launcher do not fit together", OPERATOR,
+        "command, script and launcher do not fit together", "schemas/job.schema.json",
         "`script` (with `args`) is run by the launcher; `command` is run as given and needs `launcher: none`. Exactly one of the two is required.";
     LegacyLauncher "RDG031" Info false,
-        "the legacy torch.distributed.launch form is used", "pytorch torch/distributed/launch.py; operator envvar.go",
+        "the legacy torch.distributed.launch form is used", "https://github.com/pytorch/pytorch/blob/v2.5.0/torch/distributed/launch.py",
         "torch.distributed.launch is deprecated. With it rdmagen leaves spec.nprocPerNode unset so that WORLD_SIZE counts pods, which is what `--nnodes $(WORLD_SIZE)` needs; with an integer nprocPerNode the rendezvous would wait forever.";
     WorldSizeNnodes "RDG032" Error false,
-        "`--nnodes $WORLD_SIZE` while nprocPerNode is an integer", OPERATOR,
+        "`--nnodes $WORLD_SIZE` while nprocPerNode is an integer", OPERATOR_ENV,
         "Since operator v1.7 WORLD_SIZE = pods × nprocPerNode when nprocPerNode is an integer, so `--nnodes $WORLD_SIZE` asks for N times too many nodes and the rendezvous waits forever. Use torchrun with no distributed flags (it reads PET_NNODES), `--nnodes $PET_NNODES`, or leave nprocPerNode unset.";
     LauncherlessNproc "RDG033" Warning false,
-        "nprocPerNode is an integer above 1 but the command starts no launcher", OPERATOR,
+        "nprocPerNode is an integer above 1 but the command starts no launcher", OPERATOR_ENV,
         "With an integer nprocPerNode the operator sets WORLD_SIZE = pods × nprocPerNode. A script that calls init_process_group itself starts one process per pod, so the group never fills and the job hangs. Start it with torchrun, or leave nprocPerNode unset.";
     ElasticStandalone "RDG034" Error false,
-        "elasticPolicy.standalone is true", "operator elastic.go; torch/distributed/argparse_util.py",
+        "elasticPolicy.standalone is true", "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/controller.v1/pytorch/elastic.go",
         "The operator sets PET_STANDALONE to an empty string, and torchrun reads it with int(), which fails before training starts.";
     ShellWrapper "RDG035" Info false,
         "the command runs through `sh -c`", SEED_CUBESTUDIO,
         "On platforms that inject NCCL variables into PID 1 (Baidu CCE), processes started through sh may not inherit them. Exec form (a command list without a shell) avoids this and avoids quoting mistakes.";
     ElasticNprocConflict "RDG036" Error false,
-        "elasticPolicy.nProcPerNode and spec.nprocPerNode are both set", OPERATOR,
+        "elasticPolicy.nProcPerNode and spec.nprocPerNode are both set", WEBHOOK,
         "The webhook rejects the job: elasticPolicy.nProcPerNode is deprecated and forbidden together with spec.nprocPerNode.";
     OldOperatorNproc "RDG037" Error false,
-        "a manifest relies on nprocPerNode or PET_* on a training-operator before 1.7", "kubeflow/training-operator#1840 (v1.7.0); real-clusters.md §1",
+        "a manifest relies on nprocPerNode or PET_* on a training-operator before 1.7", "docs/sources.md#training-operator-generations",
         "Operators before 1.7 (and CubeStudio's v1-8a066f9) have no nprocPerNode in their CRD: the field is pruned, no PET_* variables are set, and a bare `torchrun script.py` trains each pod alone on one GPU with rendezvous at 127.0.0.1. Leave nprocPerNode unset and pass --nnodes=$(WORLD_SIZE) --node_rank=$(RANK) --nproc_per_node=G --master_addr=$(MASTER_ADDR) --master_port=$(MASTER_PORT).";
     GidIndexOnIb "RDG040" Warning false,
         "a GID index is set on an InfiniBand pool", NCCL_DOCS,
@@ -261,19 +217,28 @@ catalogue! {
         "a variable from the NCCL docs' debugging section is set by hand", NCCL_DOCS,
         "The NCCL docs say debugging variables should not be used in production nor retained in scripts; they may cause sub-optimal behaviour, crashes or hangs. A platform that recommends one (AIStudio: NCCL_ALGO=Ring for very large jobs) is exempt.";
     GidNeedsNewerNccl "RDG048" Error false,
-        "the RoCE GID is left to NCCL, whose images are older than 2.21", "NCCL v2.20.5-1 and v2.21.5-1 src/transport/net_ib.cc:80",
+        "the RoCE GID is left to NCCL, whose images are older than 2.21", "https://github.com/NVIDIA/nccl/blob/v2.20.5-1/src/transport/net_ib.cc#L80",
         "Dynamic GID selection exists since NCCL 2.21 (NCCL_IB_GID_INDEX defaults to -1). Before, the index defaults to 0, usually the link-local GID, and connections fail or stay inside one L2 segment. Set the pool's `gidIndex` to the RoCE v2 IPv4 index (`rdmagen detect` finds it) or raise `target.nccl`.";
     GidNcclUnknown "RDG049" Warning false,
-        "the RoCE GID is left to NCCL, and the pool does not say which NCCL its images have", "NCCL v2.21.5-1 src/transport/net_ib.cc:80",
+        "the RoCE GID is left to NCCL, and the pool does not say which NCCL its images have", "https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/net_ib.cc#L80",
         "`gidIndex: auto` relies on dynamic GID selection, which NCCL has only since 2.21; an older NCCL uses index 0. Set `target.nccl` to the oldest NCCL in the pool's images, or a fixed `gidIndex`.";
     VolumeSource "RDG050" Error false,
-        "a volume does not name exactly one source", "Kubernetes Volume API",
+        "a volume does not name exactly one source", "https://kubernetes.io/docs/concepts/storage/volumes/",
         "Each volume takes one of `claim`, `nfs` or `csi`. A CSI volume needs `persistentVolume` (rdmagen then writes the PV and PVC); `persistentVolume` needs `nfs` or `csi`.";
+    VolumeClash "RDG110" Error false,
+        "two volumes share a name or mount path, or one takes rdmagen's /dev/shm", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "The API server refuses a pod whose volumes repeat a name, and a container that mounts two volumes at one path. A job's volumes and the pool's default volumes land in one pod. rdmagen writes the /dev/shm volume (`dshm`) itself from `shm`; size /dev/shm there instead.";
+    VolumeSubPath "RDG111" Error false,
+        "a volume's subPath is absolute or contains `..`", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
+        "The API server requires a subPath to be a relative path that stays inside the volume: no leading `/` and no `..` element.";
+    QueueConflict "RDG112" Error false,
+        "the Volcano queue annotation disagrees with the job's queue", "https://github.com/volcano-sh/volcano/blob/ed72c7c8/pkg/controllers/podgroup/pg_controller_handler.go#L400-L402",
+        "Without gang scheduling, Volcano takes a pod's queue only from its `scheduling.volcano.sh/queue-name` annotation, which rdmagen writes from the job's queue (runPolicy.schedulingPolicy.queue or the pool's). An annotation naming another queue would put the pods in one queue and the job's PodGroup in the other. Set the queue in one place.";
     RdmaWithoutHcas "RDG051" Info false,
         "RDMA is on but the pool lists no data NICs", SEED_CUBESTUDIO,
         "Without `hcas`, NCCL_IB_HCA is not written and NCCL uses every RDMA device it finds, including the management NIC (usually mlx5_0).";
     GidUndecided "RDG052" Warning false,
-        "a RoCE pool makes no GID decision", "NCCL env.rst (NCCL_IB_GID_INDEX); seed 001",
+        "a RoCE pool makes no GID decision", NCCL_DOCS,
         "On RoCE the GID index picks the address family and RoCE version NCCL connects with. A pool that sets neither an index nor `auto` leaves it to whatever NCCL the image has (0 before 2.21). Write `gidIndex: auto` (with `target.nccl` 2.21 or later) or the index `rdmagen detect` proposes.";
     RdmaWithoutIpcLock "RDG060" Error false,
         "an RDMA resource is requested without IPC_LOCK", SEED_CUBESTUDIO,
@@ -282,106 +247,109 @@ catalogue! {
         "IPC_LOCK is added but no RDMA resource is requested", SEED_CUBESTUDIO,
         "IPC_LOCK is only needed to register memory with an RDMA device. Without the device-plugin resource the pod gets no RDMA device, so either the resource is missing or the capability is unnecessary privilege.";
     NoShm "RDG062" Error false,
-        "a multi-GPU pod has no memory-backed /dev/shm", "NVIDIA/nccl#1518; seed 001",
+        "a multi-GPU pod has no memory-backed /dev/shm", "https://github.com/NVIDIA/nccl/issues/1518",
         "Containers get a 64 MiB /dev/shm by default; NCCL fails to create its shared-memory segments between local GPUs. Mount an emptyDir with medium: Memory at /dev/shm.";
     HostNetworkDns "RDG063" Error false,
-        "hostNetwork without dnsPolicy: ClusterFirstWithHostNet", OPERATOR,
+        "hostNetwork without dnsPolicy: ClusterFirstWithHostNet", "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/controller.v1/pytorch/initcontainer.go",
         "A hostNetwork pod uses the node's DNS by default and cannot resolve `<job>-master-0`; the Workers' init container waits for it forever.";
     StaticClaimClass "RDG053" Error false,
-        "a claim meant for a static PersistentVolume leaves out storageClassName", "Kubernetes PersistentVolumeClaim binding (storageClassName)",
+        "a claim meant for a static PersistentVolume leaves out storageClassName", "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#class-1",
         "A claim without storageClassName (or with `storageClassName:` and no value) gets the cluster's default StorageClass and never binds a class-less static PV: the pod waits forever. Write `storageClassName: \"\"` and `volumeName` (seed 001's PVC has this mistake).";
     SchedulingWithoutGang "RDG054" Warning false,
-        "gang-scheduling settings on a pool whose operator does not gang-schedule", "training-operator release-1.9 pkg/controller.v1/common/job.go:250-297",
+        "gang-scheduling settings on a pool whose operator does not gang-schedule", "https://github.com/kubeflow/training-operator/blob/078ec30ff26649a07d2e28893c332d4cef70e233/pkg/controller.v1/common/job.go#L250-L297",
         "The operator reads runPolicy.schedulingPolicy (minAvailable, priorityClass, queue) only when started with --gang-scheduler-name=volcano. Without it Volcano makes one PodGroup per pod, takes the queue from the pod annotation rdmagen writes, and ignores minAvailable and priorityClass.";
     PodTemplateOverride "RDG055" Error false,
-        "a podTemplate overlay changes or removes something rdmagen decided", "rdmagen resolve (`--explain` lists each decision and its reason)",
+        "a podTemplate overlay changes or removes something rdmagen decided", "src/plan/overlay/judge.rs",
         "An overlay is merged last and may add to the pod. What rdmagen decides from the job and the pool, and checks there, is not the overlay's to change: the GPU and RDMA resources, IPC_LOCK, every environment variable it writes (NCCL variables and the job's and pool's `env`), the image, the launcher's command and args, the /dev/shm volume and mount, and, where the plan sets them, hostNetwork, dnsPolicy, schedulerName and the Volcano queue annotation. Overridden there, the pod would no longer be what `--explain` and the checks describe. Change the job or pool field that decides it.";
     PodTemplateAdds "RDG056" Info false,
-        "a podTemplate overlay adds to what rdmagen decided", "Kubernetes strategic merge (core/v1 patch strategies); containerd and CRI-O capability handling (kubernetes/kubernetes#51980)",
+        "a podTemplate overlay adds to what rdmagen decided", "https://github.com/kubernetes/kubernetes/issues/51980",
         "An extra environment variable or capability on the training container is merged as given. `capabilities.add` is an atomic list in Kubernetes' strategic merge, so a patch would replace it and lose IPC_LOCK; rdmagen keeps the capabilities it has and adds the overlay's. `drop: [ALL]` keeps IPC_LOCK: containerd and CRI-O drop ALL before they add; dropping IPC_LOCK by name does not.";
     MasterReplicas "RDG064" Error false,
-        "Master replicas is missing or not 1", OPERATOR,
+        "Master replicas is missing or not 1", WEBHOOK,
         "The webhook requires pytorchReplicaSpecs.Master.replicas to be set and equal to 1.";
     WorkerReplicas "RDG065" Error false,
-        "Worker replicas is below 1", OPERATOR,
+        "Worker replicas is below 1", WEBHOOK,
         "The webhook requires Worker.replicas, when set, to be at least 1.";
     NoPytorchContainer "RDG066" Error false,
-        "a replica has no container named pytorch", OPERATOR,
+        "a replica has no container named pytorch", WEBHOOK,
         "The webhook requires a container named `pytorch` in every replica; the operator reads its port and injects its environment.";
     EmptyImage "RDG067" Error false,
-        "a container has no image", OPERATOR,
+        "a container has no image", WEBHOOK,
         "The webhook requires a non-empty image for every container.";
     RunPolicyMisplaced "RDG068" Error false,
-        "a runPolicy field is placed directly under spec", "PyTorchJob CRD v1.9.0",
+        "a runPolicy field is placed directly under spec", PYTORCHJOB_CRD,
         "cleanPodPolicy, backoffLimit, ttlSecondsAfterFinished, activeDeadlineSeconds, schedulingPolicy and suspend belong under spec.runPolicy. Under spec the API server prunes them without a word (CubeStudio's own launcher makes this mistake).";
+    NprocPerNodeType "RDG117" Error false,
+        "spec.nprocPerNode is not a string", PYTORCHJOB_CRD,
+        "The PyTorchJob CRD declares nprocPerNode as a string (\"8\", \"auto\", \"cpu\", \"gpu\"); an unquoted 8 is an integer and the API server rejects the job. Quote it.";
     UnknownReplicaType "RDG069" Error false,
-        "a replica type is not Master or Worker", OPERATOR,
+        "a replica type is not Master or Worker", WEBHOOK,
         "The webhook accepts exactly `Master` and `Worker` (case-sensitive).";
     NotAPyTorchJob "RDG070" Error false,
-        "a PyTorchJob has no spec.pytorchReplicaSpecs", "PyTorchJob CRD v1.9.0",
+        "a PyTorchJob has no spec.pytorchReplicaSpecs", PYTORCHJOB_CRD,
         "pytorchReplicaSpecs is required; without it there is nothing to run.";
     NoRunPolicy "RDG071" Warning false,
-        "a PyTorchJob has no spec.runPolicy", "kubeflow-training 1.9.4 models/kubeflow_org_v1_py_torch_job_spec.py:155-156",
+        "a PyTorchJob has no spec.runPolicy", "https://github.com/kubeflow/training-operator/blob/v1.9.0/sdk/python/kubeflow/training/models/kubeflow_org_v1_py_torch_job_spec.py",
         "The Kubeflow Python SDK's PyTorchJob model refuses a job whose run_policy is None, so TrainingClient.get_job fails on it, and list_jobs fails for its whole namespace. The API server accepts the job; `runPolicy: {}` is enough for the SDK.";
     ImageNcclEnv "RDG080" Warning false,
         "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
         "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset: one the platform presets, NCCL_IB_GID_INDEX under `gidIndex: auto` (NCCL's dynamic selection), NCCL_IB_DISABLE when RDMA is on (NCCL's default 0), NCCL_IB_HCA when the pool lists no data NICs. There the image's value stands, and NCCL_IB_DISABLE=1 or a stale GID index in an image silently changes every job. Set NCCL variables per job or per pool, not in the image.";
     ImageMissingPackages "RDG081" Warning false,
-        "the Dockerfile installs none of some RDMA user-space packages NCCL needs", "rdma-core packaging (libibverbs and its providers); seed 000",
+        "the Dockerfile installs none of some RDMA user-space packages NCCL needs", SEED_AISTUDIO,
         "NCCL loads libibverbs and the device's provider (libmlx5, in ibverbs-providers on apt) at run time; without them it finds no verbs device and falls back to sockets. image-check looks for rdmagen's runtime set: ibverbs-providers, libibverbs1, librdmacm1, libibumad3, libnl-3-200 and libnl-route-3-200 (rdma-core, libibverbs, librdmacm, libibumad and libnl3 on dnf). AIStudio's custom-image list (seed 000) adds infiniband-diags and perftest for checking the fabric by hand: `rdmagen dockerfile --set seed` installs all eight, and `image-check --dpkg` checks a capture against them. `rdmagen dockerfile` writes the install step.";
     DpkgNotInstalled "RDG082" Error false,
         "a captured dpkg -l shows an RDMA package not installed", SEED_AISTUDIO,
         "AIStudio's check is `dpkg -l infiniband-diags perftest ibverbs-providers libibumad3 libibverbs1 libnl-3-200 libnl-route-3-200 librdmacm1`; every one must show `ii`.";
     PinInvalid "RDG083" Error false,
-        "a pin file line is not a usable `name=version`", "rdmagen dockerfile --pin",
+        "a pin file line is not a usable `name=version`", "src/packages/pins.rs",
         "Pins name one of the RDMA packages rdmagen installs for the family, and a version made of letters, digits and . + ~ : _ - only, so that nothing in a pin can reach the shell.";
     BaseImageInvalid "RDG084" Error false,
-        "the base image is not a plain image reference, or its package family is unknown", "Dockerfile reference (FROM)",
+        "the base image is not a plain image reference, or its package family is unknown", "https://docs.docker.com/reference/dockerfile/#from",
         "A base image is registry/name:tag[@digest]; a line break, space or shell character could add instructions to the Dockerfile. When neither the name nor the tag says Debian/Ubuntu (apt) or Rocky/Alma/CentOS/RHEL/Fedora (dnf), name the family.";
     DiagUnreadableLine "RDG100" Warning false,
-        "a line of a capture could not be read", "reference/rdma-nccl.md §2 (output formats)",
+        "a line of a capture could not be read", CAPTURES,
         "detect reads show_gids, ibstat, ibv_devinfo, rdma link show, ofed_info -s and dpkg -l output. A line that fits none of them is skipped; check that the capture is complete and unedited.";
     PortNotActive "RDG101" Warning false,
-        "an RDMA port is not Active or not LinkUp", "infiniband-diags ibstat; NCCL net_ib/init.cc",
+        "an RDMA port is not Active or not LinkUp", "https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/net_ib.cc",
         "NCCL only uses active ports. A port that is Down, Initializing or Polling is left out of the detected hcas; fix the cable, switch or subnet manager before training on it.";
     MixedFabrics "RDG102" Warning false,
         "the devices disagree on the fabric", SEED_AISTUDIO,
         "Link layer Ethernet means RoCE, InfiniBand means IB (never ibv_devinfo's transport line, which says InfiniBand for RoCE too). A pool has one fabric; the minority devices are left out.";
     NoIpv4Gid "RDG103" Warning false,
-        "a RoCE device has no RoCE v2 GID with an IPv4 address", "NCCL src/transport/net_ib/connect.cc:279-335",
+        "a RoCE device has no RoCE v2 GID with an IPv4 address", NCCL_GID_SELECTION,
         "NCCL over RoCE addresses the peer by a GID. Its dynamic selection (2.21 and later) takes an IPv4 GID, preferring RoCE v2; a device with no IPv4 GID at all has no IP on its netdev, and NCCL keeps index 0, the link-local GID, which does not leave the L2 segment. A device with only RoCE v1 beside devices with v2 cannot talk to them.";
     GidIndexDisagrees "RDG104" Warning false,
-        "the RoCE v2 IPv4 GID index differs between devices", "NCCL_IB_GID_INDEX (NCCL docs; NVIDIA/nccl#890)",
+        "the RoCE v2 IPv4 GID index differs between devices", "https://github.com/NVIDIA/nccl/issues/890",
         "NCCL takes one global GID index for every device. When the devices' RoCE v2 IPv4 GIDs sit at different indices, no fixed value fits all; `gidIndex: auto` lets NCCL pick per device.";
     GidIndexInPod "RDG105" Info false,
-        "the GID table was captured inside a pod", "NVIDIA/nccl#1573; multus-cni#1100",
+        "the GID table was captured inside a pod", "https://github.com/NVIDIA/nccl/issues/1573",
         "In a pod the GID table holds only the pod's addresses, at indices that differ from the host's and can change with the pod network. `gidIndex: auto` (NCCL's dynamic selection) is the safe choice.";
     NoManagementNic "RDG106" Info false,
         "no device carries the socket interface", SEED_CUBESTUDIO,
         "The management NIC is the device whose netdev is NCCL_SOCKET_IFNAME (usually eth0 on mlx5_0); it stays out of NCCL_IB_HCA. When none matches, every device is taken as a data NIC.";
     IbWithoutSm "RDG107" Warning false,
-        "an InfiniBand port has no LID or no subnet manager", "infiniband-diags ibstat",
+        "an InfiniBand port has no LID or no subnet manager", CAPTURES,
         "An active IB port gets a LID from the subnet manager; Base lid 0 or 65535, or SM lid 0, means no subnet manager answered and IB traffic will not flow.";
     NothingDetected "RDG108" Error false,
-        "the captures describe no usable RDMA device", "reference/rdma-nccl.md §2",
+        "the captures describe no usable RDMA device", CAPTURES,
         "detect needs at least one of show_gids, ibstat, ibv_devinfo or rdma link show, naming a device whose link layer is known. `rdmagen detect --print-commands` prints what to capture.";
     RoceV1Only "RDG109" Warning false,
-        "the RoCE devices have only RoCE v1 GIDs", "NCCL src/transport/net_ib/connect.cc:279-335; RoCE v1 (IBTA Annex A16)",
+        "the RoCE devices have only RoCE v1 GIDs", NCCL_GID_SELECTION,
         "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";
     RenderedFidelity "RDG092" Error false,
-        "the rendered manifest does not carry a value the plan decided", "rdmagen render verification",
+        "the rendered manifest does not carry a value the plan decided", "src/verify/mod.rs",
         "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
     TemplateError "RDG093" Error false,
         "a template failed to render", "templates/",
         "A template refers to an undefined value, has a syntax error, or hit a limit: one render may do at most 1 000 000 units of work (minijinja fuel, about one per instruction; a loop that does not end stops here) and write at most 1 MiB. Built-in templates never do; check templates given with --templates or --template.";
     DockerfileShape "RDG094" Error false,
-        "a rendered Dockerfile has a line that is not an instruction", "Dockerfile reference",
+        "a rendered Dockerfile has a line that is not an instruction", "https://docs.docker.com/reference/dockerfile/",
         "Every logical line of a Dockerfile starts with an instruction (FROM, RUN, ENV, ...). A line that does not means a template or a value broke the file; nothing is written.";
     RenderedKubernetesSchema "RDG095" Error false,
-        "a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema", "Kubernetes 1.33 core/v1 definitions, schemas/kubernetes/v1.33-core.json",
+        "a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema", "schemas/kubernetes/v1.33-core.json",
         "Each replica's pod template in a rendered PyTorchJob, and each PersistentVolume and PersistentVolumeClaim in storage.yaml, is validated against Kubernetes 1.33's own core/v1 definitions made strict, as kubeconform -strict does: a field Kubernetes does not know is an error, because the API server would drop it without a word. With a custom template (--templates) this usually means a misspelt or misplaced field; a field added to Kubernetes after 1.33 is unknown here too.";
 }
 
@@ -397,10 +365,9 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
-    fn catalogue_is_in_variant_order_with_unique_ids() {
+    fn ids_are_unique_and_well_formed() {
         let mut ids = HashSet::new();
-        for (i, info) in CATALOGUE.iter().enumerate() {
-            assert_eq!(info.rule as usize, i, "{} is out of order", info.id);
+        for info in CATALOGUE {
             assert!(ids.insert(info.id), "{} is repeated", info.id);
             assert!(info.id.starts_with("RDG") && info.id.len() == 6);
         }

@@ -2,7 +2,7 @@
 //! namespace share the name (a job without a namespace counts as one more); then each
 //! of those jobs that has a namespace goes to `DIR/<job>.<namespace>/`, Kubernetes'
 //! `name.namespace` order, and one without keeps `DIR/<job>/`. Job names are DNS-1035
-//! labels (RDG007) and namespaces DNS-1123 labels (RDG008), so neither holds a dot and
+//! labels (RDG007) and namespaces DNS-1123 labels (RDG116), so neither holds a dot and
 //! `<job>.<namespace>` is never another job's directory.
 //!
 //! Whether a name is shared is known only once every input is read, but jobs are

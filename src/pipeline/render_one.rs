@@ -1,13 +1,13 @@
 //! Render and verify one job's files.
 
-use crate::diagnostics::Findings;
 use crate::diagnostics::Rule;
+use crate::diagnostics::{Finding, Findings};
 use crate::dockerfile;
 use crate::model::{JobDocument, Loaded};
 use crate::pipeline::{OutputFile, RenderedJob};
 use crate::plan::Plan;
 use crate::render::{self, Renderer};
-use crate::verify::{Problem, Verifier};
+use crate::verify::Verifier;
 
 pub(super) fn render_one(
     renderer: &Renderer,
@@ -18,13 +18,11 @@ pub(super) fn render_one(
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let at = job.doc.locate(&[]);
-    let mut report = |file: &str, problems: Vec<Problem>| {
-        for p in problems {
-            findings.at(
-                p.rule,
-                format!("rendered {file}: {}", p.message),
-                at.clone(),
-            );
+    let mut report = |file: &str, problems: Vec<Finding>| {
+        for mut p in problems {
+            p.message = format!("rendered {file}: {}", p.message);
+            p.location = Some(at.clone());
+            findings.add(p);
         }
     };
     let mut files = Vec::new();
@@ -38,10 +36,11 @@ pub(super) fn render_one(
             Err(e) => {
                 report(
                     file,
-                    vec![Problem {
-                        rule: Rule::TemplateError,
-                        message: format!("{template}: {e}"),
-                    }],
+                    vec![Finding::new(
+                        Rule::TemplateError,
+                        format!("{template}: {e}"),
+                        None,
+                    )],
                 );
                 return None;
             }
@@ -66,9 +65,12 @@ pub(super) fn render_one(
         if !broken.is_empty() {
             let problems = broken
                 .into_iter()
-                .map(|(line, word)| Problem {
-                    rule: Rule::DockerfileShape,
-                    message: format!("line {line} starts with `{word}`"),
+                .map(|(line, word)| {
+                    Finding::new(
+                        Rule::DockerfileShape,
+                        format!("line {line} starts with `{word}`"),
+                        None,
+                    )
                 })
                 .collect();
             report("Dockerfile", problems);

@@ -251,7 +251,7 @@ fn check_namespace(job: &Loaded<JobDocument>, findings: &mut Findings) {
     };
     if let Some(problem) = crate::kubernetes::namespace::problem(namespace) {
         findings.at(
-            Rule::InvalidValue,
+            Rule::InvalidNamespace,
             problem,
             job.doc
                 .locate(&[Seg::Key("metadata"), Seg::Key("namespace")]),

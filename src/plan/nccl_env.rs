@@ -137,7 +137,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         if name.is_empty() || name.contains('=') {
             ctx.report_from(
                 origin,
-                Rule::InvalidValue,
+                Rule::InvalidEnvName,
                 format!("`{name}` is not a valid variable name"),
                 &at,
             );
@@ -149,7 +149,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
                 if let Some(problem) = value_from_problem(source) {
                     ctx.report_from(
                         origin,
-                        Rule::InvalidValue,
+                        Rule::EnvValueFrom,
                         format!("{name}: {problem}"),
                         &at,
                     );

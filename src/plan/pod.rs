@@ -81,7 +81,7 @@ pub(super) fn decide(
         if clash {
             ctx.report_from(
                 sourced.origin,
-                Rule::InvalidValue,
+                Rule::VolumeClash,
                 format!(
                     "volume `{}` at `{}` repeats a name or mount path (`{SHM_VOLUME}` and /dev/shm are rdmagen's)",
                     v.name, v.mount_path
@@ -104,7 +104,7 @@ pub(super) fn decide(
             sub_at.push(Seg::Key("subPath"));
             ctx.report_from(
                 sourced.origin,
-                Rule::InvalidValue,
+                Rule::VolumeSubPath,
                 format!(
                     "subPath `{sub}` must be a relative path without `..` (Kubernetes validation)"
                 ),
@@ -156,7 +156,7 @@ pub(super) fn decide(
                 at.push(Seg::Key(VOLCANO_QUEUE));
                 ctx.report_from(
                     origin,
-                    Rule::InvalidValue,
+                    Rule::QueueConflict,
                     format!("annotation {VOLCANO_QUEUE} is `{own}` but the job's queue is `{queue}`; set the queue in one place (runPolicy.schedulingPolicy.queue or the pool)"),
                     &at,
                 )
@@ -514,7 +514,7 @@ fn check_quantity_from(
         None => {
             ctx.report_from(
                 origin,
-                Rule::InvalidValue,
+                Rule::InvalidQuantity,
                 format!("`{text}` is not a Kubernetes quantity such as 64Gi or 500m"),
                 path,
             );
@@ -523,7 +523,7 @@ fn check_quantity_from(
         Some(v) if v < 0.0 => {
             ctx.report_from(
                 origin,
-                Rule::InvalidValue,
+                Rule::InvalidQuantity,
                 format!("`{text}` is negative; a resource quantity is at least 0"),
                 path,
             );
@@ -545,7 +545,7 @@ fn check_shm(ctx: &mut Ctx<'_>, size: &str, memory: Option<&str>) {
     };
     if bytes <= 0.0 {
         ctx.report(
-            Rule::InvalidValue,
+            Rule::InvalidQuantity,
             format!("shm is `{size}`; a /dev/shm of size 0 holds nothing (leave shm out for no size limit)"),
             &at,
         );

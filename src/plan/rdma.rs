@@ -27,17 +27,23 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
     let request = match RdmaRequest::parse(&spec.rdma) {
         Ok(r) => r,
         Err(e) => {
-            let message = match e {
-                RdmaRequestError::UnknownType(t) => format!(
-                    "`{}` names RDMA type `{t}`; CubeStudio knows `roce` and `ib` (and would silently request nothing)",
-                    spec.rdma
+            let (rule, message) = match e {
+                RdmaRequestError::UnknownType(t) => (
+                    Rule::RdmaUnknownType,
+                    format!(
+                        "`{}` names RDMA type `{t}`; CubeStudio knows `roce` and `ib` (and would silently request nothing)",
+                        spec.rdma
+                    ),
                 ),
-                RdmaRequestError::Malformed => format!(
-                    "`{}` is not auto, on, off, a count such as `1`, or `N(type)` such as `1(roce)`",
-                    spec.rdma
+                RdmaRequestError::Malformed => (
+                    Rule::RdmaRequestSyntax,
+                    format!(
+                        "`{}` is not auto, on, off, a count such as `1`, or `N(type)` such as `1(roce)`",
+                        spec.rdma
+                    ),
                 ),
             };
-            ctx.report(Rule::RdmaUnknownType, message, &AT);
+            ctx.report(rule, message, &AT);
             return off;
         }
     };

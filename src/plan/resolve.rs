@@ -296,7 +296,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     check_gid(pool, profile, findings);
     if net.rdma_resource.as_deref() == Some(pool.value.spec.gpu.resource.as_str()) {
         findings.at(
-            Rule::InvalidValue,
+            Rule::RdmaResourceIsGpu,
             format!(
                 "rdmaResource is `{}`, the GPU resource: one resource line cannot request both the GPUs and the RDMA device",
                 pool.value.spec.gpu.resource

@@ -118,9 +118,10 @@ pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String, facts: &
             continue;
         }
         report.jobs += 1;
-        for problem in manifest::check(&value, facts) {
-            let at = doc.locate_pointer(&problem.pointer);
-            report.findings.at(problem.rule, problem.message, at);
+        for mut finding in manifest::check(&value, facts) {
+            let pointer = finding.pointer.as_deref().unwrap_or("");
+            finding.location = Some(doc.locate_pointer(pointer));
+            report.findings.add(finding);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::diagnostics::Rule;
+use crate::diagnostics::{Finding, Rule};
 use crate::kubernetes::job_name;
 use crate::model::pool::Platform;
 use crate::model::target::OperatorGeneration;
@@ -24,14 +24,6 @@ impl ManifestFacts {
     fn profile(&self) -> Option<&'static Profile> {
         self.platform.map(profile)
     }
-}
-
-/// A problem at a JSON Pointer into the manifest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub rule: Rule,
-    pub message: String,
-    pub pointer: String,
 }
 
 /// Whether `doc` is a Kubeflow PyTorchJob (any kubeflow.org version).
@@ -61,20 +53,17 @@ const LAUNCHERS: &[&str] = &[
     "deepspeed",
 ];
 
-struct Out(Vec<Problem>);
+/// The manifest's findings, each at a JSON Pointer into it.
+struct Out(Vec<Finding>);
 
 impl Out {
     fn push(&mut self, rule: Rule, message: impl Into<String>, pointer: impl Into<String>) {
-        self.0.push(Problem {
-            rule,
-            message: message.into(),
-            pointer: pointer.into(),
-        });
+        self.0.push(Finding::at_pointer(rule, message, pointer));
     }
 }
 
 /// Every problem of one PyTorchJob document, on the cluster `facts` describes.
-pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
+pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
     let mut out = Out(Vec::new());
     let spec = &doc["spec"];
     for field in RUN_POLICY_FIELDS {
@@ -88,7 +77,7 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Problem> {
     }
     if spec.get("nprocPerNode").is_some_and(|v| !v.is_string()) {
         out.push(
-            Rule::InvalidValue,
+            Rule::NprocPerNodeType,
             format!(
                 "spec.nprocPerNode is {}; the CRD declares a string (\"8\", \"auto\"), so the API server rejects the job",
                 spec["nprocPerNode"]
@@ -496,6 +485,28 @@ mod tests {
         check(doc, facts).into_iter().map(|p| p.rule).collect()
     }
 
+    /// A manifest finding says where in the object it is, so lint can place it in the
+    /// file and render can name the field; it has no file position of its own.
+    #[test]
+    fn findings_point_into_the_manifest() {
+        let doc = job(
+            serde_json::json!({"backoffLimit": 3}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+        );
+        let found: Vec<_> = check(&doc, &ManifestFacts::default())
+            .into_iter()
+            .map(|f| (f.rule, f.pointer, f.location.is_none()))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                Rule::RunPolicyMisplaced,
+                Some("/spec/backoffLimit".to_owned()),
+                true
+            )]
+        );
+    }
+
     #[test]
     fn host_network_rdma_counts_as_rdma_for_the_environment() {
         let pod = serde_json::json!({
@@ -592,7 +603,10 @@ mod tests {
             serde_json::json!({"nprocPerNode": 8}),
             serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
         );
-        assert_eq!(rules(&int, &ManifestFacts::default()), [Rule::InvalidValue]);
+        assert_eq!(
+            rules(&int, &ManifestFacts::default()),
+            [Rule::NprocPerNodeType]
+        );
         let mut no_policy = flags;
         no_policy["spec"]
             .as_object_mut()

@@ -15,7 +15,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use crate::diagnostics::suggest;
-use crate::diagnostics::{Rule, Severity};
+use crate::diagnostics::{Finding, Rule, Severity};
 use crate::kubernetes::KUBERNETES_VERSION;
 use crate::kubernetes::definitions::{
     self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC,
@@ -29,13 +29,6 @@ pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.js
 
 /// The replicas whose pod templates are checked; the envelope schema allows no other.
 const ROLES: [&str; 2] = ["Master", "Worker"];
-
-/// A problem found in rendered output: the rule and what is wrong, at a JSON path.
-#[derive(Debug)]
-pub struct Problem {
-    pub rule: Rule,
-    pub message: String,
-}
 
 /// Holds the compiled schemas; build once per run.
 pub struct Verifier {
@@ -59,7 +52,7 @@ impl Verifier {
     }
 
     /// Check a rendered PyTorchJob document against the schemas, the webhook and the plan.
-    pub fn pytorchjob(&self, text: &str, plan: &Plan) -> Vec<Problem> {
+    pub fn pytorchjob(&self, text: &str, plan: &Plan) -> Vec<Finding> {
         let docs = match parse(text) {
             Ok(docs) => docs,
             Err(message) => return vec![problem(Rule::RenderedSchema, message)],
@@ -88,10 +81,9 @@ impl Verifier {
                 .into_iter()
                 .filter(|p| p.rule.info().severity == Severity::Error)
                 .map(|p| {
-                    problem(
-                        p.rule,
-                        format!("{}: {}", path_or_root(&p.pointer), p.message),
-                    )
+                    let pointer = p.pointer.unwrap_or_default();
+                    let message = format!("{}: {}", path_or_root(&pointer), p.message);
+                    Finding::at_pointer(p.rule, message, pointer)
                 }),
         );
         problems.extend(fidelity(doc, plan));
@@ -100,7 +92,7 @@ impl Verifier {
 
     /// Check the pod template of replica `role` against Kubernetes' PodTemplateSpec;
     /// the messages give paths in the PyTorchJob.
-    pub fn pod_template(&self, template: &Value, role: &str) -> Vec<Problem> {
+    pub fn pod_template(&self, template: &Value, role: &str) -> Vec<Finding> {
         let at = format!(
             "/spec/pytorchReplicaSpecs/{}/template",
             pointer_segment(role)
@@ -110,12 +102,12 @@ impl Verifier {
 
     /// Check rendered PersistentVolume/Claim documents against Kubernetes' schemas and
     /// the plan.
-    pub fn storage(&self, text: &str, plan: &Plan) -> Vec<Problem> {
+    pub fn storage(&self, text: &str, plan: &Plan) -> Vec<Finding> {
         let docs = match parse(text) {
             Ok(docs) => docs,
             Err(message) => return vec![problem(Rule::RenderedSchema, message)],
         };
-        let mut problems: Vec<Problem> = docs
+        let mut problems: Vec<Finding> = docs
             .iter()
             .enumerate()
             .flat_map(|(i, doc)| self.storage_document(doc, i))
@@ -150,7 +142,7 @@ impl Verifier {
 
     /// Check document `index` (from 0) of storage.yaml against Kubernetes' schema for
     /// its kind. A document of any other kind is left to the comparison with the plan.
-    pub fn storage_document(&self, doc: &Value, index: usize) -> Vec<Problem> {
+    pub fn storage_document(&self, doc: &Value, index: usize) -> Vec<Finding> {
         let (schema, root, kind) = match doc["kind"].as_str() {
             Some("PersistentVolume") => (
                 &self.persistent_volume,
@@ -237,7 +229,7 @@ impl Schema {
 
     /// `value`'s errors, each message starting with the value's path in the rendered
     /// document: `at`, then the path inside `value`.
-    fn problems(&self, value: &Value, at: &str) -> Vec<Problem> {
+    fn problems(&self, value: &Value, at: &str) -> Vec<Finding> {
         // Valid output is the common case; is_valid skips building errors.
         if self.validator.is_valid(value) {
             return Vec::new();
@@ -249,12 +241,14 @@ impl Schema {
                 ValidationErrorKind::AdditionalProperties { unexpected } => {
                     for field in unexpected {
                         let message = self.unknown_field(&path, field, e.schema_path().as_str());
-                        problems.push(problem(self.rule, message));
+                        let pointer = format!("{path}/{}", pointer_segment(field));
+                        problems.push(Finding::at_pointer(self.rule, message, pointer));
                     }
                 }
-                _ => problems.push(problem(
+                _ => problems.push(Finding::at_pointer(
                     self.rule,
                     format!("{}: {}", path_or_root(&path), schema_message(&e)),
+                    path,
                 )),
             }
         }
@@ -305,11 +299,8 @@ impl Default for Verifier {
     }
 }
 
-fn problem(rule: Rule, message: impl Into<String>) -> Problem {
-    Problem {
-        rule,
-        message: message.into(),
-    }
+fn problem(rule: Rule, message: impl Into<String>) -> Finding {
+    Finding::new(rule, message, None)
 }
 
 /// The longest value a finding quotes from rendered output, in bytes of JSON.
@@ -355,7 +346,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
 }
 
 /// What the plan decided must read back unchanged from every replica.
-fn fidelity(doc: &Value, plan: &Plan) -> Vec<Problem> {
+fn fidelity(doc: &Value, plan: &Plan) -> Vec<Finding> {
     let mut out = Vec::new();
     let mismatch = |what: &str, found: &Value| {
         problem(
@@ -409,7 +400,7 @@ mod tests {
 
     use super::*;
 
-    fn messages(problems: Vec<Problem>) -> Vec<String> {
+    fn messages(problems: Vec<Finding>) -> Vec<String> {
         problems
             .into_iter()
             .map(|p| format!("{}: {}", p.rule.info().id, p.message))

@@ -126,7 +126,7 @@ error[RDG041]: ibTimeout is 40; NCCL_IB_TIMEOUT accepts 0-31
    |
 12 |     ibTimeout: 40
    |     ^
-   = RDG041: an NCCL setting is outside the range NCCL accepts (source: NCCL user guide, environment variables (env.rst))
+   = RDG041: an NCCL setting is outside the range NCCL accepts (source: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)
 
 error: 1 finding fail the run; nothing was written
 "

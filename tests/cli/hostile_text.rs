@@ -41,7 +41,7 @@ fn human_findings_escape_control_characters_in_messages() {
   |
 3 | metadata: {{name: \"a\\e[31mRED\\n::error ::pwned\\r\\0x\"}}
   |            ^
-  = RDG007: the job name is not a valid PyTorchJob name (source: Kubeflow training-operator v1.9.0, pkg/webhooks/pytorch and pkg/controller.v1/pytorch)
+  = RDG007: the job name is not a valid PyTorchJob name (source: https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/webhooks/pytorch/pytorchjob_webhook.go)
 
 "
         )
@@ -98,7 +98,7 @@ fn raw_control_characters_in_an_echoed_line_are_escaped() {
   |
 3 | metadata: {{name: \"x\\u{{1b}}[2J\\r::add-mask::y\"}}
   |                    ^
-  = RDG001: the file is not valid YAML (source: YAML 1.2)
+  = RDG001: the file is not valid YAML (source: https://yaml.org/spec/1.2.2/)
 
 "
         )
@@ -138,7 +138,7 @@ fn a_long_line_is_echoed_around_the_column_with_the_caret_in_place() {
   |
 5 | … {a}\\u{{1}}{b} … 222 bytes more
   | {pad}^
-  = RDG001: the file is not valid YAML (source: YAML 1.2)
+  = RDG001: the file is not valid YAML (source: https://yaml.org/spec/1.2.2/)
 
 "
         )

@@ -54,7 +54,7 @@ fn assert_render_refused(input: &str, templates: &str, file: &str, message: &str
   |
 4 | apiVersion: rdmagen/v1alpha1
   | ^
-  = RDG095: a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema (source: Kubernetes 1.33 core/v1 definitions, schemas/kubernetes/v1.33-core.json)
+  = RDG095: a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema (source: schemas/kubernetes/v1.33-core.json)
 
 error: 1 finding fail the run; nothing was written
 "

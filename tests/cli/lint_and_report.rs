@@ -178,7 +178,10 @@ fn rules_lists_the_catalogue_and_explain_prints_one() {
             .starts_with("RDG020 (error): NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns"),
         "{stdout}"
     );
-    assert!(stdout.contains("Source: seed 000"), "{stdout}");
+    assert!(
+        stdout.ends_with("\nSource: docs/sources.md#seed-000-aistudio-rdma-network-page\n"),
+        "{stdout}"
+    );
     let out = rdmagen(&["explain", "RDG02"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("did you mean RDG002?"));

@@ -76,7 +76,7 @@ fn an_extra_capability_and_env_var_are_merged_with_infos() {
     let out = rdmagen(&["render", &input, "--explain"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    let source = "= RDG056: a podTemplate overlay adds to what rdmagen decided (source: Kubernetes strategic merge (core/v1 patch strategies); containerd and CRI-O capability handling (kubernetes/kubernetes#51980))";
+    let source = "= RDG056: a podTemplate overlay adds to what rdmagen decided (source: https://github.com/kubernetes/kubernetes/issues/51980)";
     let infos = format!(
         "info[RDG056]: the job's podTemplate adds capability SYS_PTRACE to container `pytorch`, kept beside IPC_LOCK: rdmagen adds to `capabilities.add`, where a strategic merge would replace it
   --> {input}:15:28

@@ -145,3 +145,33 @@ fn rule_test_templates_are_the_built_in_one_with_one_change() {
     }
     assert!(checked >= 5, "{checked} templates checked");
 }
+
+/// `rules` and `explain` print each rule's source; a reader must be able to open it
+/// from the repository alone: an http(s) URL, or a path in the repository, with a
+/// `#heading` that exists when the path is a Markdown file (docs/sources.md quotes the
+/// facts that have no public page).
+#[test]
+fn every_rule_source_is_a_url_or_a_repository_path() {
+    let mut unresolved = Vec::new();
+    for rule in CATALOGUE {
+        let source = rule.source;
+        let ok = if let Some(rest) = source
+            .strip_prefix("https://")
+            .or_else(|| source.strip_prefix("http://"))
+        {
+            rest.contains('/') && !rest.contains(char::is_whitespace)
+        } else {
+            let (path, anchor) = source.split_once('#').unwrap_or((source, ""));
+            let file = root().join(path);
+            let exists = !path.is_empty() && !path.starts_with('/') && file.exists();
+            exists
+                && (anchor.is_empty()
+                    || std::fs::read_to_string(&file)
+                        .is_ok_and(|text| text.lines().any(|l| l == format!("## {anchor}"))))
+        };
+        if !ok {
+            unresolved.push(format!("{}: {source}", rule.id));
+        }
+    }
+    assert_eq!(unresolved, Vec::<String>::new(), "sources nobody can open");
+}

@@ -137,13 +137,13 @@ fn a_schema_error_names_the_size_of_a_long_value_instead_of_quoting_it() {
         text(&out.stderr),
         format!(
             "error[RDG070]: rendered pytorchjob.yaml: /spec: spec.pytorchReplicaSpecs is missing
-{AT_JOB}  = RDG070: a PyTorchJob has no spec.pytorchReplicaSpecs (source: PyTorchJob CRD v1.9.0)
+{AT_JOB}  = RDG070: a PyTorchJob has no spec.pytorchReplicaSpecs (source: https://github.com/kubeflow/training-operator/blob/v1.9.0/manifests/base/crds/kubeflow.org_pytorchjobs.yaml)
 
 error[RDG090]: rendered pytorchjob.yaml: /: a value of {size} bytes is not of type \"object\"
 {AT_JOB}  = RDG090: the rendered manifest does not match rdmagen's PyTorchJob schema (source: schemas/pytorchjob.schema.json)
 
 error[RDG092]: rendered pytorchjob.yaml: metadata.name reads back as null
-{AT_JOB}  = RDG092: the rendered manifest does not carry a value the plan decided (source: rdmagen render verification)
+{AT_JOB}  = RDG092: the rendered manifest does not carry a value the plan decided (source: src/verify/mod.rs)
 
 error: 3 findings fail the run; nothing was written
 "
