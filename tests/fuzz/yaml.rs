@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use rdmagen::check::Findings;
 use rdmagen::check::lint::{LintReport, lint_text};
 use rdmagen::check::manifest::ManifestFacts;
-use rdmagen::pipeline::{self, Request};
+use rdmagen::pipeline::{self, Collect, Request};
 use rdmagen::spec::{fast_yaml, load, tree, tree_value};
 
 use crate::corpus::{JOB_AND_POOL, YAML};
@@ -98,17 +98,23 @@ fn pipeline_case(text: &str) -> Result<usize, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let path = dir.path().join("job.yaml");
     std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    let run = pipeline::run(&Request {
-        inputs: vec![path.clone()],
-        ..Request::default()
-    });
+    let collect = Collect::default();
+    let run = pipeline::run_with(
+        &Request {
+            inputs: vec![path.clone()],
+            ..Request::default()
+        },
+        &collect,
+        false,
+    );
     // An error that stops the run (no Job in the file, say) is a user error, exit 2.
-    let Ok(outcome) = run else {
+    let Ok(report) = run else {
         return Ok(0);
     };
     let name = load::display_name(&path);
-    Layout::new(&name, text, Lines::Yaml).all_inside(&outcome.findings)?;
-    for job in &outcome.jobs {
+    Layout::new(&name, text, Lines::Yaml).all_inside(&report.findings)?;
+    let jobs = collect.into_jobs();
+    for job in &jobs {
         for file in job.files.iter().filter(|f| f.path.ends_with(".yaml")) {
             let docs = rdmagen::check::verify::parse(&file.text)
                 .map_err(|e| format!("{} does not parse back: {e}", file.path))?;
@@ -118,7 +124,7 @@ fn pipeline_case(text: &str) -> Result<usize, String> {
             }
         }
     }
-    Ok(outcome.jobs.len())
+    Ok(jobs.len())
 }
 
 proptest! {
