@@ -13,6 +13,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,12 +26,15 @@ PYTHON = sys.executable
 
 def run(cmd, stdout=subprocess.DEVNULL):
     """Wall seconds and peak RSS (MB) of one run of `cmd`; fails loudly."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
+    # stderr goes to a file, not a pipe: read only after wait4, a pipe fills up (64 KiB)
+    # and blocks the run for good (render's infos at 10 000 jobs are ~150 KB).
+    with tempfile.TemporaryFile() as errfile:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errfile)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        errfile.seek(0)
+        err = errfile.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {code}:\n{err}")
