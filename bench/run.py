@@ -17,7 +17,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "rdmagen")
+# RDMAGEN_BIN: measure another build (an A/B of one change) without rebuilding.
+BIN = os.environ.get("RDMAGEN_BIN") or os.path.join(ROOT, "target", "release", "rdmagen")
 WORK = os.path.join(ROOT, "bench", "work")
 SIZES = [10, 1000, 10000]
 SEED = 42

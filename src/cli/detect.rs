@@ -15,8 +15,8 @@ use crate::diag::{Observations, capture, commands};
 use crate::error::Error;
 use crate::render::Renderer;
 use crate::source::Sources;
-use crate::spec::Inputs;
 use crate::spec::load::display_name;
+use crate::spec::load::read_documents;
 use crate::spec::pool::Platform;
 
 #[derive(Debug, Args)]
@@ -172,10 +172,9 @@ fn verified(draft: &detect::PoolDraft, findings: &mut Findings) -> Result<Option
         }
     };
     let mut check = Findings::default();
-    let mut inputs = Inputs::default();
-    inputs.load_text(Arc::from("<detected pool>"), text.clone(), &mut check);
-    match inputs.pools.as_slice() {
-        [pool] => crate::plan::check_pool(pool, &mut check),
+    let docs = read_documents(&Arc::from("<detected pool>"), &text, &mut check);
+    match docs.pools.as_slice() {
+        [(_, pool)] => crate::plan::check_pool(pool, &mut check),
         pools if check.errors() == 0 => check.push(
             Rule::RenderedSchema,
             format!("the rendered text holds {} pools, not one", pools.len()),

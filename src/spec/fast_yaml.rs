@@ -436,7 +436,7 @@ mod tests {
         ] {
             assert!(parse(text).is_none(), "{text:?}");
             assert!(
-                crate::spec::tree_value::parse_values_fully(text).is_err() || text.contains('\r'),
+                crate::spec::tree_value::parse_values(text).is_err() || text.contains('\r'),
                 "{text:?}"
             );
         }
@@ -456,7 +456,7 @@ mod tests {
             format!("a: {{{key}: v}}\n"),
         ] {
             assert!(parse(&text).is_none());
-            assert!(crate::spec::tree_value::parse_values_fully(&text).is_err());
+            assert!(crate::spec::tree_value::parse_values(&text).is_err());
         }
     }
 }

@@ -8,7 +8,6 @@ use serde::de::DeserializeOwned;
 
 use crate::check::{Findings, Rule};
 use crate::error::Error;
-use crate::source::Sources;
 use crate::spec::common::API_VERSION;
 use crate::spec::job::JobDocument;
 use crate::spec::pool::PoolDocument;
@@ -21,14 +20,6 @@ use crate::spec::{input_check, tree_de, tree_value};
 pub struct Loaded<T> {
     pub value: T,
     pub doc: Document,
-}
-
-/// Everything read from the inputs, in a stable order (sorted paths, document order).
-#[derive(Debug, Default)]
-pub struct Inputs {
-    pub jobs: Vec<Loaded<JobDocument>>,
-    pub pools: Vec<Loaded<PoolDocument>>,
-    pub sources: Sources,
 }
 
 /// Expand files and directories into the YAML files they name, sorted.
@@ -139,17 +130,6 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
         }
     }
     out
-}
-
-impl Inputs {
-    /// Parse one file's text, adding its Jobs and Pools and keeping the text for
-    /// diagnostics.
-    pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
-        let docs = read_documents(&name, &text, findings);
-        self.sources.add(name, Arc::from(text));
-        self.jobs.extend(docs.jobs.into_iter().map(|(_, j)| j));
-        self.pools.extend(docs.pools.into_iter().map(|(_, p)| p));
-    }
 }
 
 /// Validate one document against its schema (every violation is reported), then

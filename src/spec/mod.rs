@@ -15,5 +15,5 @@ pub mod tree_de;
 pub mod tree_value;
 
 pub use job::JobDocument;
-pub use load::{Inputs, Loaded};
+pub use load::Loaded;
 pub use pool::PoolDocument;

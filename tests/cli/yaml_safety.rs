@@ -168,7 +168,8 @@ proptest! {
         ];
         for text in docs {
             if let Some(fast) = rdmagen::spec::fast_yaml::parse(&text) {
-                let full = rdmagen::spec::tree_value::parse_values_fully(&text);
+                let full = rdmagen::spec::tree::parse_documents(&"t.yaml".into(), &text)
+                    .map(|docs| docs.iter().map(|d| rdmagen::spec::tree_value::to_value(&d.root)).collect::<Vec<_>>());
                 prop_assert_eq!(Ok(fast), full.map_err(|e| e.message), "{:?}", text);
             }
         }
