@@ -13,10 +13,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "rdmagen")
+# RDMAGEN_BIN: measure another build (an A/B of one change) without rebuilding.
+BIN = os.environ.get("RDMAGEN_BIN") or os.path.join(ROOT, "target", "release", "rdmagen")
 WORK = os.path.join(ROOT, "bench", "work")
 SIZES = [10, 1000, 10000]
 SEED = 42
@@ -25,12 +27,15 @@ PYTHON = sys.executable
 
 def run(cmd, stdout=subprocess.DEVNULL):
     """Wall seconds and peak RSS (MB) of one run of `cmd`; fails loudly."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
+    # stderr goes to a file, not a pipe: read only after wait4, a pipe fills up (64 KiB)
+    # and blocks the run for good (render's infos at 10 000 jobs are ~150 KB).
+    with tempfile.TemporaryFile() as errfile:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errfile)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        errfile.seek(0)
+        err = errfile.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {code}:\n{err}")

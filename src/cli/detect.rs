@@ -14,8 +14,8 @@ use crate::diagnostics::escape::printable;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Rule, Severity};
 use crate::error::Error;
-use crate::model::Inputs;
 use crate::model::load::display_name;
+use crate::model::load::read_documents;
 use crate::model::pool::Platform;
 use crate::render::{self, Renderer};
 
@@ -172,10 +172,9 @@ fn verified(draft: &decide::PoolDraft, findings: &mut Findings) -> Result<Option
         }
     };
     let mut check = Findings::default();
-    let mut inputs = Inputs::default();
-    inputs.load_text(Arc::from("<detected pool>"), text.clone(), &mut check);
-    match inputs.pools.as_slice() {
-        [pool] => crate::plan::check_pool(pool, &mut check),
+    let docs = read_documents(&Arc::from("<detected pool>"), &text, &mut check);
+    match docs.pools.as_slice() {
+        [(_, pool)] => crate::plan::check_pool(pool, &mut check),
         pools if check.errors() == 0 => check.push(
             Rule::RenderedSchema,
             format!("the rendered text holds {} pools, not one", pools.len()),

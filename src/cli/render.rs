@@ -12,7 +12,7 @@ use crate::diagnostics::escape::printable;
 use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
-use crate::pipeline::{self, Collect, Outcome, Report, Request};
+use crate::pipeline::{self, Collect, Report, Request};
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -94,13 +94,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let collect = Collect::default();
         let report = pipeline::run_with(&request, &collect, args.explain)?;
         finish_findings(args, &report, io, Mode::Write)?;
-        let jobs = collect.into_jobs();
-        let outcome = Outcome {
-            jobs,
-            findings: report.findings,
-            sources: report.sources,
-        };
-        return write!(io.out, "{}", outcome.stream())
+        return write!(io.out, "{}", pipeline::stream(&collect.into_jobs()))
             .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e));
     };
     let mode = args.mode();

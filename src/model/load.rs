@@ -6,7 +6,6 @@ use std::sync::Arc;
 use rustix::fs::FileType;
 use serde::de::DeserializeOwned;
 
-use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
 use crate::model::common::API_VERSION;
@@ -22,14 +21,6 @@ use crate::yaml::{tree_de, tree_value};
 pub struct Loaded<T> {
     pub value: T,
     pub doc: Document,
-}
-
-/// Everything read from the inputs, in a stable order (sorted paths, document order).
-#[derive(Debug, Default)]
-pub struct Inputs {
-    pub jobs: Vec<Loaded<JobDocument>>,
-    pub pools: Vec<Loaded<PoolDocument>>,
-    pub sources: Sources,
 }
 
 /// Expand files and directories into the YAML files they name, sorted.
@@ -140,17 +131,6 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
         }
     }
     out
-}
-
-impl Inputs {
-    /// Parse one file's text, adding its Jobs and Pools and keeping the text for
-    /// diagnostics.
-    pub fn load_text(&mut self, name: Arc<str>, text: String, findings: &mut Findings) {
-        let docs = read_documents(&name, &text, findings);
-        self.sources.add(name, Arc::from(text));
-        self.jobs.extend(docs.jobs.into_iter().map(|(_, j)| j));
-        self.pools.extend(docs.pools.into_iter().map(|(_, p)| p));
-    }
 }
 
 /// Validate one document against its schema (every violation is reported), then

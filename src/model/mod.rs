@@ -12,5 +12,5 @@ pub mod schema;
 pub mod target;
 
 pub use job::JobDocument;
-pub use load::{Inputs, Loaded};
+pub use load::Loaded;
 pub use pool::PoolDocument;

@@ -2,30 +2,38 @@
 //! [`Sink`] as soon as it is verified. Emitting (or comparing) is the sink's business;
 //! nothing here writes a file.
 
+mod inputs;
+mod job;
+mod parallel;
+mod partial;
 mod placement;
 mod pools;
 mod render_one;
+mod rendered;
+mod run;
 mod sink;
-mod worker;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 
+use crate::diagnostics::Findings;
 use crate::diagnostics::source::Sources;
-use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
-use crate::model::load::{display_name, read_documents, yaml_files};
+use crate::model::load::yaml_files;
 use crate::plan::Decision;
 use crate::render::Renderer;
 use crate::verify::Verifier;
 use crate::yaml::tree::Seg;
 
+pub use rendered::{OutputFile, RenderedJob, stream};
 pub use sink::{Collect, Discard, Order, Sink};
 
-use placement::Placement;
-use pools::{Pools, pool_findings};
-use worker::{Partial, Run, dedupe, duplicate_names, in_parallel, job_done, read};
+use inputs::{dedupe, read_all};
+use job::job_done;
+use partial::Partial;
+use placement::{Placement, duplicate_names};
+use pools::Pools;
+use run::Run;
 
 /// What to render.
 #[derive(Debug, Default, Clone)]
@@ -36,21 +44,6 @@ pub struct Request {
     pub pools: Vec<PathBuf>,
     /// A directory whose templates replace the embedded ones by name.
     pub templates: Option<PathBuf>,
-}
-
-/// One generated file, relative to the output directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
-    pub path: String,
-    pub text: String,
-}
-
-#[derive(Debug)]
-pub struct RenderedJob {
-    pub name: String,
-    pub pool: String,
-    pub files: Vec<OutputFile>,
-    pub decisions: Vec<Decision>,
 }
 
 /// What a streaming run found: findings (sorted), the sources they point into, how
@@ -66,51 +59,13 @@ pub struct Report {
     pub decisions: Vec<(String, String, Vec<Decision>)>,
 }
 
-/// The result of a collecting run: rendered jobs (empty when any error was found),
-/// every finding, and the sources they point into.
-#[derive(Debug)]
-pub struct Outcome {
-    pub jobs: Vec<RenderedJob>,
-    pub findings: Findings,
-    pub sources: Sources,
-}
-
-impl Outcome {
-    /// All manifests as one multi-document YAML stream, jobs in input order.
-    /// Dockerfiles are only written with `-o`.
-    pub fn stream(&self) -> String {
-        let docs: Vec<&str> = self
-            .jobs
-            .iter()
-            .flat_map(|j| j.files.iter())
-            .filter(|f| f.path.ends_with(".yaml"))
-            .map(|f| f.text.as_str())
-            .collect();
-        docs.join("---\n")
-    }
-}
-
-/// Run load → resolve → render → verify and keep every rendered job.
-pub fn run(request: &Request) -> Result<Outcome, Error> {
-    let collect = Collect::default();
-    let report = run_with(request, &collect, false)?;
-    let mut jobs = collect.into_jobs();
-    if report.findings.errors() > 0 {
-        jobs.clear();
-    }
-    Ok(Outcome {
-        jobs,
-        findings: report.findings,
-        sources: report.sources,
-    })
-}
-
 /// Run load → resolve → render → verify, handing each job to `sink` as soon as it is
-/// verified; nothing is kept per job, so memory stays flat however many jobs there
-/// are. `--pools` files are read first, then the inputs' job names and namespaces
-/// (parsed only: they decide each job's directory); input files are then read once
-/// more each, in parallel across cores, pools registered as they are found; a job
-/// whose pool is not known yet is read again in a last pass.
+/// verified, in two passes. The first reads and parses every file (inputs and
+/// `--pools`) in parallel across cores, registers every pool and collects every job's
+/// name and namespace (they decide each job's directory). The second resolves,
+/// renders and verifies the jobs in parallel. Parsed jobs are kept between the passes
+/// (bench/RESULTS.md has the peak RSS at 10 000 jobs); rendered files are not: each
+/// goes to the sink at once.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
     let verifier = Verifier::new();
@@ -120,72 +75,49 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
         (inputs, dedupe(yaml_files(&request.pools)?, &mut seen))
     };
 
+    // Pass 1: every file read and parsed; pools registered, jobs' names collected.
     let mut total = Partial::default();
     let mut pools = Pools::new(!request.pools.is_empty());
-    for (i, path) in pool_files.iter().enumerate() {
-        let text = read(path)?;
-        let name = display_name(path);
-        let before = total.findings.len();
-        let docs = read_documents(&name, &text, &mut total.findings);
-        pools.failed_to_load(&name, docs.failed_pools);
-        for (_, job) in docs.jobs {
-            total.findings.at(
-                Rule::UnknownDocument,
-                "a Job in a --pools file is not rendered; pass its file as an input",
-                job.doc.locate(&[Seg::Key("kind")]),
-            );
-        }
-        let mut cited = total.findings.len() > before;
-        for (d, pool) in docs.pools {
-            cited |= pools.register((inputs.len() + i, d), pool);
-        }
-        // Kept for the snippets of the findings that point into it.
-        if cited {
-            total.sources.add(name, Arc::from(text));
-        }
+    let mut texts = BTreeMap::new();
+    let mut definitions = Vec::new();
+    let mut jobs = Vec::new();
+    for (file, read) in read_all(&inputs, &pool_files)?.into_iter().enumerate() {
+        total.findings.extend(read.findings);
+        pools.failed_to_load(&read.name, read.docs.failed_pools);
+        definitions.extend(read.docs.pools.into_iter().map(|(d, p)| ((file, d), p)));
+        jobs.extend(read.docs.jobs.into_iter().map(|(d, j)| ((file, d), j)));
+        texts.insert(read.name, read.text);
     }
-    let placement = match sink.places_files() {
-        true => Placement::scan(&inputs),
-        false => Placement::default(),
-    };
-    let mut run = Run {
+    pools.register(definitions, &mut total.findings);
+    let names: Vec<_> = jobs
+        .iter()
+        .map(|(order, job)| {
+            let meta = &job.value.metadata;
+            let at = job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
+            ((meta.name.clone(), meta.namespace.clone()), *order, at)
+        })
+        .collect();
+    let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
+    duplicate_names(names, &mut total.findings);
+
+    // Pass 2: every job resolved, rendered, verified and handed to the sink.
+    let run = Run {
         renderer: &renderer,
         verifier: &verifier,
-        pools: RwLock::new(pools),
+        pools: &pools,
         sink,
         placement: &placement,
         explain,
-        last_pass: false,
     };
-    let files: Vec<(usize, &PathBuf)> = inputs.iter().enumerate().collect();
-    total.merge(in_parallel(&run, &files));
-
-    run.last_pass = true;
-    let mut deferred = std::mem::take(&mut total.deferred);
-    deferred.sort_unstable();
-    for group in deferred.chunk_by(|a, b| a.0 == b.0) {
-        let file = group[0].0;
-        let docs: Vec<usize> = group.iter().map(|(_, d)| *d).collect();
-        let path = &inputs[file];
-        let text = read(path)?;
-        let name = display_name(path);
-        // Parsed once already (its findings are reported): only the waiting jobs.
-        let mut again = Findings::default();
-        let parsed = read_documents(&name, &text, &mut again);
-        let count = |t: &Partial| t.findings.len() + t.job_findings.len() + t.consequences.len();
-        let before = count(&total);
-        for (d, job) in parsed.jobs.into_iter().filter(|(d, _)| docs.contains(d)) {
-            job_done(&run, (file, d), job, &mut total);
-        }
-        if count(&total) > before {
-            total.sources.add(name, Arc::from(text));
-        }
+    let partials = parallel::fold(&jobs, |partial: &mut Partial, _, (order, job)| {
+        job_done(&run, *order, job, partial)
+    });
+    for partial in partials {
+        total.merge(partial);
     }
-    if let Some(e) = total.error.take() {
+    if let Some((_, e)) = total.error.take() {
         return Err(e);
     }
-    let pools = run.pools.into_inner().unwrap_or_else(|p| p.into_inner());
-    pool_findings(pools, &mut total);
     if total.rendered == 0 && total.findings.is_empty() && total.consequences.is_empty() {
         let paths: Vec<String> = request
             .inputs
@@ -197,15 +129,23 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
             paths.join(", ")
         )));
     }
-    duplicate_names(&mut total);
     total.findings.sort();
     let mut consequences = std::mem::take(&mut total.consequences);
     consequences.sort();
     total.findings.extend(consequences);
     total.decisions.sort_by_key(|(order, ..)| *order);
+    // The text of each file a finding points into, for its snippet.
+    let mut sources = Sources::default();
+    for finding in total.findings.iter() {
+        if let Some(at) = &finding.location
+            && let Some(text) = texts.remove(&at.file)
+        {
+            sources.add(at.file.clone(), text);
+        }
+    }
     Ok(Report {
         findings: total.findings,
-        sources: total.sources,
+        sources,
         rendered: total.rendered,
         decisions: total
             .decisions

@@ -5,21 +5,14 @@
 //! labels (RDG007) and namespaces DNS-1123 labels (RDG116), so neither holds a dot and
 //! `<job>.<namespace>` is never another job's directory.
 //!
-//! Whether a name is shared is known only once every input is read, but jobs are
-//! handed to the sink as soon as they are rendered. So the names are read first, in a
-//! pre-pass that only parses (no schema check, resolve or rendering). Its cost is one
-//! more YAML parse of every input, nearly all of it the tokenizer: measured on
-//! `bench/generate.py`'s 10 000 jobs, 1.0-1.7 s of a `validate` taking 10-12 s of CPU
-//! in the dev build (opt-level 1), about a tenth. `validate` places no files and skips it
-//! ([`Sink::places_files`](crate::pipeline::Sink::places_files)).
+//! Whether a name is shared is known once every input is parsed: the first pass
+//! collects every job's name and namespace, before any job is rendered.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::model::common::API_VERSION;
-use crate::pipeline::worker::{read, workers};
-use crate::yaml::tree_value::parse_values_fully;
+use crate::diagnostics::Location;
+use crate::diagnostics::{Findings, Rule};
+use crate::pipeline::sink::Order;
 
 /// A job's identity in Kubernetes: its name and namespace.
 pub(super) type Key = (String, Option<String>);
@@ -35,36 +28,6 @@ pub(super) struct Placement {
 }
 
 impl Placement {
-    /// The placement of the Jobs in `files`. A file that cannot be read or parsed is
-    /// skipped here: the run reads it again and reports it.
-    pub(super) fn scan(files: &[PathBuf]) -> Self {
-        let next = AtomicUsize::new(0);
-        let work = || {
-            let mut keys = Vec::new();
-            while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if let Ok(text) = read(path) {
-                    keys.extend(job_keys(&text));
-                }
-            }
-            keys
-        };
-        let keys = match workers(files.len()) {
-            1 => work(),
-            n => std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..n).map(|_| scope.spawn(work)).collect();
-                let mut keys = Vec::new();
-                for h in handles {
-                    match h.join() {
-                        Ok(k) => keys.extend(k),
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    }
-                }
-                keys
-            }),
-        };
-        Placement::of(keys)
-    }
-
     /// The placement of jobs with these keys, in any order.
     pub(super) fn of(mut keys: Vec<Key>) -> Self {
         keys.sort_unstable();
@@ -98,20 +61,21 @@ impl Placement {
     }
 }
 
-/// The keys of the Jobs in one file's text, read as the loader reads them: a document
-/// is a Job by its `apiVersion` and `kind`, and a null namespace is none.
-fn job_keys(text: &str) -> Vec<Key> {
-    let Ok(docs) = parse_values_fully(text) else {
-        return Vec::new();
-    };
-    docs.iter()
-        .filter(|doc| doc["apiVersion"] == API_VERSION && doc["kind"] == "Job")
-        .filter_map(|doc| {
-            let meta = &doc["metadata"];
-            let name = meta["name"].as_str()?.to_owned();
-            Some((name, meta["namespace"].as_str().map(str::to_owned)))
-        })
-        .collect()
+/// Two jobs with one name in one namespace are one Kubernetes object, and would write
+/// one directory: every later one (in input order) is an error. In two namespaces they
+/// are two objects.
+pub(super) fn duplicate_names(mut names: Vec<(Key, Order, Location)>, findings: &mut Findings) {
+    names.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for pair in names.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            let (name, namespace) = &pair[1].0;
+            let message = match namespace {
+                Some(ns) => format!("job `{name}` is defined more than once in namespace `{ns}`"),
+                None => format!("job `{name}` is defined more than once"),
+            };
+            findings.at(Rule::DuplicateName, message, pair[1].2.clone());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -149,32 +113,5 @@ mod tests {
         assert!(p.is_duplicated("train", Some("team-a")));
         assert!(p.is_duplicated("eval", None));
         assert_eq!(p.dir("train", Some("team-a")), "train");
-    }
-
-    #[test]
-    fn keys_are_read_as_the_loader_reads_jobs() {
-        let text = "apiVersion: rdmagen/v1alpha1
-kind: Job
-metadata: {name: a, namespace: team-a}
----
-apiVersion: rdmagen/v1alpha1
-kind: Job
-metadata:
-  name: b
-  namespace: null
----
-apiVersion: rdmagen/v1alpha1
-kind: Pool
-metadata: {name: p, namespace: team-a}
----
-apiVersion: other/v1
-kind: Job
-metadata: {name: c}
-";
-        assert_eq!(
-            job_keys(text),
-            vec![key("a", Some("team-a")), key("b", None)]
-        );
-        assert_eq!(job_keys("a: [unclosed"), Vec::<Key>::new());
     }
 }

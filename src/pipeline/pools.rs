@@ -1,24 +1,25 @@
-//! Pool definitions found during a run, and what is wrong with them.
+//! Every pool of a run's inputs, registered before any job is rendered, and what is
+//! wrong with them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::diagnostics::Location;
 use crate::diagnostics::{Findings, Rule};
 use crate::model::{Loaded, PoolDocument};
-use crate::pipeline::Order;
-use crate::pipeline::worker::Partial;
+use crate::pipeline::sink::Order;
 use crate::plan;
 use crate::yaml::tree::Seg;
 
-/// Every pool definition seen so far. Pools are few; jobs look them up often.
+/// Every pool definition of the inputs. Pools are few; jobs look them up often.
 #[derive(Default)]
 pub(super) struct Pools {
-    /// The definition each name resolves to (the first registered).
-    pub(super) by_name: BTreeMap<String, Arc<Loaded<PoolDocument>>>,
-    /// Findings of each registered pool's own checks, and whether any is an error.
-    pub(super) checks: BTreeMap<String, (Findings, bool)>,
-    /// Every definition, in no particular order, for duplicate detection.
-    pub(super) all: Vec<(Order, Arc<Loaded<PoolDocument>>)>,
+    /// The definition each name resolves to (the first in input order).
+    by_name: BTreeMap<String, Loaded<PoolDocument>>,
+    /// Names whose first definition has errors: their jobs are resolved, not rendered.
+    broken: BTreeSet<String>,
+    /// Names defined more than once, with where each definition names itself.
+    duplicated: BTreeMap<String, Vec<Location>>,
     /// Pools that failed to load: name → the files it failed in.
     failed: BTreeMap<String, BTreeSet<Arc<str>>>,
     /// Files that failed to load before their pools' names were known (a syntax error).
@@ -27,9 +28,11 @@ pub(super) struct Pools {
     pools_given: bool,
 }
 
-/// Why a job's pool is not there, and whether that is a consequence of another
-/// file's errors (then it is reported after them).
+/// Why a job cannot use its pool, and whether that is a consequence of another
+/// document's errors (then it is reported after them).
 pub(super) struct Missing {
+    /// RDG005, or RDG006 when the pool's name is defined twice.
+    pub(super) rule: Rule,
     pub(super) message: String,
     pub(super) consequence: bool,
 }
@@ -42,28 +45,58 @@ impl Pools {
         }
     }
 
-    /// Add a definition; true when a finding may point into it (its checks found
-    /// something, or its name is taken), so that its file's text must be kept.
-    pub(super) fn register(&mut self, order: Order, pool: Loaded<PoolDocument>) -> bool {
-        let pool = Arc::new(pool);
-        let name = pool.value.metadata.name.clone();
-        let cited = if self.by_name.contains_key(&name) {
-            true
-        } else {
-            let mut findings = Findings::default();
-            plan::check_pool(&pool, &mut findings);
-            let broken = findings.errors() > 0;
-            let cited = !findings.is_empty();
-            self.checks.insert(name.clone(), (findings, broken));
-            self.by_name.insert(name, pool.clone());
-            cited
-        };
-        self.all.push((order, pool));
-        cited
+    /// Register every definition, sorted into input order here: the first of a name
+    /// is the one checked and an error (RDG006) for each later one. Findings go to
+    /// `findings`.
+    pub(super) fn register(
+        &mut self,
+        mut definitions: Vec<(Order, Loaded<PoolDocument>)>,
+        findings: &mut Findings,
+    ) {
+        definitions.sort_by_key(|(order, _)| *order);
+        let mut names: BTreeMap<String, Vec<Location>> = BTreeMap::new();
+        for (_, pool) in definitions {
+            let name = pool.value.metadata.name.clone();
+            let at = pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
+            let seen = names.entry(name.clone()).or_default();
+            seen.push(at.clone());
+            if seen.len() > 1 {
+                findings.at(
+                    Rule::DuplicateName,
+                    format!("pool `{name}` is defined more than once"),
+                    at,
+                );
+                continue;
+            }
+            let before = findings.errors();
+            plan::check_pool(&pool, findings);
+            if findings.errors() > before {
+                self.broken.insert(name.clone());
+            }
+            self.by_name.insert(name, pool);
+        }
+        self.duplicated = names.into_iter().filter(|(_, at)| at.len() > 1).collect();
     }
 
-    pub(super) fn broken(&self, name: &str) -> bool {
-        self.checks.get(name).is_some_and(|(_, broken)| *broken)
+    /// The pool a job named, and whether it has errors; or why the job cannot use it.
+    pub(super) fn get(&self, name: &str) -> Result<(&Loaded<PoolDocument>, bool), Missing> {
+        // Which definition the job meant is not known: it is not rendered against
+        // either, and says why once (the duplicate itself is an error of its own).
+        if let Some(places) = self.duplicated.get(name) {
+            let places: Vec<String> = places.iter().map(Location::to_string).collect();
+            return Err(Missing {
+                rule: Rule::DuplicateName,
+                message: format!(
+                    "pool `{name}` is defined more than once ({}); job not rendered",
+                    places.join(", ")
+                ),
+                consequence: true,
+            });
+        }
+        match self.by_name.get(name) {
+            Some(pool) => Ok((pool, self.broken.contains(name))),
+            None => Err(self.missing(name)),
+        }
     }
 
     /// Note the pools of `file` that failed to load (None: a name not known).
@@ -81,7 +114,7 @@ impl Pools {
     }
 
     /// What to tell a job whose pool `name` is not defined.
-    pub(super) fn missing(&self, name: &str) -> Missing {
+    fn missing(&self, name: &str) -> Missing {
         let list = |files: &BTreeSet<Arc<str>>| {
             files
                 .iter()
@@ -91,6 +124,7 @@ impl Pools {
         };
         if let Some(files) = self.failed.get(name) {
             return Missing {
+                rule: Rule::UnknownPool,
                 message: format!(
                     "pool `{name}` failed to load (see the errors in {} above); job not rendered",
                     list(files)
@@ -105,6 +139,7 @@ impl Pools {
         };
         if !self.unreadable.is_empty() {
             return Missing {
+                rule: Rule::UnknownPool,
                 message: format!(
                     "pool `{name}` is not defined; known pools: {known}; {} failed to load (see the errors above) and may define it",
                     list(&self.unreadable)
@@ -118,44 +153,9 @@ impl Pools {
             ""
         };
         Missing {
+            rule: Rule::UnknownPool,
             message: format!("pool `{name}` is not defined; known pools: {known}{hint}"),
             consequence: false,
-        }
-    }
-}
-
-/// Each pool name's checks, and an error for every definition after the first (in
-/// input order). Jobs on a name defined twice keep no findings of their own.
-pub(super) fn pool_findings(mut pools: Pools, total: &mut Partial) {
-    pools.all.sort_by_key(|(order, _)| *order);
-    let mut first: BTreeMap<String, Arc<Loaded<PoolDocument>>> = BTreeMap::new();
-    let mut duplicated = BTreeSet::new();
-    for (_, pool) in &pools.all {
-        let name = pool.value.metadata.name.clone();
-        match first.entry(name) {
-            std::collections::btree_map::Entry::Vacant(slot) => {
-                slot.insert(pool.clone());
-            }
-            std::collections::btree_map::Entry::Occupied(slot) => {
-                total.findings.at(
-                    Rule::DuplicateName,
-                    format!("pool `{}` is defined more than once", slot.key()),
-                    pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
-                );
-                duplicated.insert(slot.key().clone());
-            }
-        }
-    }
-    for (name, pool) in &first {
-        if duplicated.contains(name) {
-            plan::check_pool(pool, &mut total.findings);
-        } else if let Some((findings, _)) = pools.checks.remove(name) {
-            total.findings.extend(findings);
-        }
-    }
-    for (pool, findings) in std::mem::take(&mut total.job_findings) {
-        if !duplicated.contains(&pool) {
-            total.findings.extend(findings);
         }
     }
 }

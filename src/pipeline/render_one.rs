@@ -4,7 +4,7 @@ use crate::diagnostics::Rule;
 use crate::diagnostics::{Finding, Findings};
 use crate::dockerfile;
 use crate::model::{JobDocument, Loaded};
-use crate::pipeline::{OutputFile, RenderedJob};
+use crate::pipeline::rendered::{OutputFile, RenderedJob};
 use crate::plan::Plan;
 use crate::render::{self, Renderer};
 use crate::verify::Verifier;

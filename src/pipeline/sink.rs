@@ -3,19 +3,13 @@
 use std::sync::Mutex;
 
 use crate::error::Error;
-use crate::pipeline::RenderedJob;
+use crate::pipeline::rendered::RenderedJob;
 
 /// Where each rendered job goes as soon as it is verified: collected in memory, staged
 /// into an output directory, compared with one, or just counted. Called from several
 /// threads.
 pub trait Sink: Sync {
     fn accept(&self, order: Order, job: RenderedJob) -> Result<(), Error>;
-
-    /// Whether the paths of the files it is handed matter. They cost a pass over the
-    /// inputs' names first (see `placement`), which a sink that drops them is spared.
-    fn places_files(&self) -> bool {
-        true
-    }
 }
 
 /// Position of a job in the inputs (file index, document index): output streams
@@ -51,9 +45,5 @@ pub struct Discard;
 impl Sink for Discard {
     fn accept(&self, _: Order, _: RenderedJob) -> Result<(), Error> {
         Ok(())
-    }
-
-    fn places_files(&self) -> bool {
-        false
     }
 }

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::yaml::tree_value::{key_string, plain_scalar};
+use crate::yaml::core_schema::{key_string, plain_scalar};
 
 /// The documents of `text`, or None when it leaves the subset.
 pub fn parse(text: &str) -> Option<Vec<Value>> {
@@ -436,7 +436,7 @@ mod tests {
         ] {
             assert!(parse(text).is_none(), "{text:?}");
             assert!(
-                crate::yaml::tree_value::parse_values_fully(text).is_err() || text.contains('\r'),
+                crate::yaml::tree_value::parse_values(text).is_err() || text.contains('\r'),
                 "{text:?}"
             );
         }
@@ -456,7 +456,7 @@ mod tests {
             format!("a: {{{key}: v}}\n"),
         ] {
             assert!(parse(&text).is_none());
-            assert!(crate::yaml::tree_value::parse_values_fully(&text).is_err());
+            assert!(crate::yaml::tree_value::parse_values(&text).is_err());
         }
     }
 }

@@ -2,6 +2,7 @@
 //! serde deserializer over it, so that every input error can point at its source.
 //! Knows nothing about Jobs or Pools.
 
+pub mod core_schema;
 pub mod fast_yaml;
 pub mod tree;
 pub mod tree_de;

@@ -178,16 +178,6 @@ impl SyntaxError {
     }
 }
 
-/// Every document of `text` as JSON (YAML 1.2 core schema), for checks that read
-/// YAML rdmagen wrote or compares.
-pub fn parse_values(text: &str) -> Result<Vec<serde_json::Value>, SyntaxError> {
-    let docs = parse_documents(&Arc::from("<text>"), text)?;
-    Ok(docs
-        .iter()
-        .map(|d| crate::yaml::tree_value::to_value(&d.root))
-        .collect())
-}
-
 /// Parse every document of `text`. Empty documents (a trailing `---`) are skipped.
 pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, SyntaxError> {
     let mut builder = Builder {
@@ -206,7 +196,7 @@ pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, Syn
     Ok(builder.docs)
 }
 
-pub(crate) fn scan_error(e: ScanError) -> SyntaxError {
+fn scan_error(e: ScanError) -> SyntaxError {
     let mark = e.marker();
     SyntaxError {
         line: mark.line(),

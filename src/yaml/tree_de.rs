@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
+use crate::yaml::core_schema::plain_scalar;
 use crate::yaml::tree::{Node, NodeKind};
-use crate::yaml::tree_value::plain_scalar;
 
 /// A deserialisation error and the node (line, column) it is about.
 #[derive(Debug)]

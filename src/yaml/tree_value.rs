@@ -1,125 +1,40 @@
 //! A located YAML tree as JSON, with YAML 1.2 core-schema typing: only plain
 //! scalars can be numbers, booleans or null, and `yes`/`no`/`on`/`off` stay strings.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
-use serde_json::{Map, Number, Value};
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+use serde_json::{Map, Value};
 
-use crate::yaml::tree::{Node, NodeKind, SyntaxError, scan_error};
+use crate::yaml::core_schema::{key_string, plain_scalar};
+
+use crate::yaml::tree::{Node, NodeKind, SyntaxError, parse_documents};
 
 /// Every document of `text` as JSON: how rendered output is read back for
 /// verification, and how `diff` reads manifests. The subset rdmagen writes is read by
-/// a fast path (checked against the full parser in debug builds); anything else by
-/// the full parser.
+/// a fast path (checked against the located tree in debug builds); anything else by
+/// the located tree, converted.
 pub fn parse_values(text: &str) -> Result<Vec<Value>, SyntaxError> {
     match crate::yaml::fast_yaml::parse(text) {
         Some(docs) => {
             debug_assert_eq!(
                 Ok(&docs),
-                parse_values_fully(text).as_ref().map_err(|e| &e.message),
+                parse_values_located(text).as_ref().map_err(|e| &e.message),
                 "fast YAML path disagrees with the parser on:\n{text}"
             );
             Ok(docs)
         }
-        None => parse_values_fully(text),
+        None => parse_values_located(text),
     }
 }
 
-/// Every document of `text` as JSON, straight from the parser's events (no located
-/// tree). Duplicate keys are errors; aliases expand within the same budget as the
-/// located tree's.
-pub fn parse_values_fully(text: &str) -> Result<Vec<Value>, SyntaxError> {
-    enum Open {
-        Seq(Vec<Value>, usize),
-        Map(Map<String, Value>, Option<String>, usize),
-    }
-    let mut stack: Vec<Open> = Vec::new();
-    let mut docs = Vec::new();
-    let mut current: Option<Value> = None;
-    let mut anchors: HashMap<usize, Value> = HashMap::new();
-    let mut expanded = 0usize;
-    let mut parser = Parser::new_from_str(text);
-    while let Some(event) = parser.next_event() {
-        let (event, span) = event.map_err(scan_error)?;
-        let error = |message: &str| SyntaxError {
-            line: span.start.line(),
-            column: span.start.col() + 1,
-            message: message.to_owned(),
-            duplicate_key: message.starts_with("duplicate"),
-        };
-        let (value, anchor) = match event {
-            Event::Scalar(text, style, anchor, tag) => {
-                let value = if span.start.index() == span.end.index() {
-                    Value::Null
-                } else if style == ScalarStyle::Plain && tag.is_none() {
-                    plain_scalar(&text)
-                } else {
-                    Value::String(text.into_owned())
-                };
-                (value, anchor)
-            }
-            Event::Alias(id) => {
-                let target = anchors
-                    .get(&id)
-                    .ok_or_else(|| error("alias to an unknown anchor"))?;
-                expanded += 1 + size(target);
-                if expanded > 100_000 {
-                    return Err(error("aliases expand to too many nodes"));
-                }
-                (target.clone(), 0)
-            }
-            Event::SequenceStart(_, anchor, _) => {
-                stack.push(Open::Seq(Vec::new(), anchor));
-                continue;
-            }
-            Event::MappingStart(_, anchor, _) => {
-                stack.push(Open::Map(Map::new(), None, anchor));
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Open::Seq(items, anchor)) => (Value::Array(items), anchor),
-                Some(Open::Map(map, _, anchor)) => (Value::Object(map), anchor),
-                None => continue,
-            },
-            Event::DocumentEnd => {
-                anchors.clear();
-                // An empty document (a trailing `---`) is skipped, as in the tree.
-                if let Some(v) = current.take().filter(|v| !v.is_null()) {
-                    docs.push(v);
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        if anchor != 0 {
-            anchors.insert(anchor, value.clone());
-        }
-        match stack.last_mut() {
-            None => current = Some(value),
-            Some(Open::Seq(items, _)) => items.push(value),
-            Some(Open::Map(map, pending, _)) => match pending.take() {
-                None => *pending = Some(key_string(value)),
-                Some(key) => {
-                    if map.contains_key(&key) {
-                        return Err(error(&format!("duplicate key `{key}`")));
-                    }
-                    map.insert(key, value);
-                }
-            },
-        }
-    }
-    Ok(docs)
+/// Every document of `text` as JSON, through the located tree: one builder of YAML
+/// events, so duplicate keys and the alias budget are the tree's.
+fn parse_values_located(text: &str) -> Result<Vec<Value>, SyntaxError> {
+    let docs = parse_documents(&Arc::from("<text>"), text)?;
+    Ok(docs.iter().map(|d| to_value(&d.root)).collect())
 }
 
-fn size(v: &Value) -> usize {
-    match v {
-        Value::Array(a) => a.iter().map(|i| 1 + size(i)).sum(),
-        Value::Object(m) => m.values().map(|i| 1 + size(i)).sum(),
-        _ => 0,
-    }
-}
-
+/// A node and everything below it as JSON (YAML 1.2 core schema).
 pub fn to_value(node: &Node) -> Value {
     match &node.kind {
         NodeKind::Scalar { text, plain: false } => Value::String(text.clone()),
@@ -135,119 +50,18 @@ pub fn to_value(node: &Node) -> Value {
     }
 }
 
-/// A mapping key as a JSON object key: strings as they are, other scalars as their
-/// JSON text (`1` → "1", `~` → "null"), as Kubernetes' YAML-to-JSON conversion does.
-pub fn key_string(key: Value) -> String {
-    match key {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
-}
-
-/// The YAML 1.2 core schema's resolution of a plain scalar (spec §10.3.2).
-pub fn plain_scalar(text: &str) -> Value {
-    // Most plain scalars are words: only these first bytes can start anything else.
-    match text.as_bytes().first() {
-        Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'~' | b't' | b'T' | b'f' | b'F' | b'n' | b'N')
-        | None => {}
-        Some(_) => return Value::String(text.to_owned()),
-    }
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
-        _ => {}
-    }
-    if let Some(n) = integer(text) {
-        return Value::Number(n);
-    }
-    if is_float(text)
-        && let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64)
-    {
-        return Value::Number(n);
-    }
-    Value::String(text.to_owned())
-}
-
-fn integer(text: &str) -> Option<Number> {
-    let (negative, digits) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let value = if let Some(oct) = text.strip_prefix("0o") {
-        i64::from_str_radix(oct, 8).ok()?
-    } else if let Some(hex) = text.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).ok()?
-    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let v: i64 = digits.parse().ok()?;
-        if negative { -v } else { v }
-    } else {
-        return None;
-    };
-    Some(Number::from(value))
-}
-
-/// `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`
-fn is_float(text: &str) -> bool {
-    let s = text.strip_prefix(['-', '+']).unwrap_or(text);
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let (int, frac) = match mantissa.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = match frac {
-        Some(f) => digits(int) && digits(f) && !(int.is_empty() && f.is_empty()),
-        None => !int.is_empty() && digits(int),
-    };
-    let exponent_ok = exponent.is_none_or(|e| {
-        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
-        !e.is_empty() && digits(e)
-    });
-    mantissa_ok && exponent_ok
-}
-
 #[cfg(test)]
 mod tests {
-    use super::plain_scalar;
     use serde_json::json;
 
     #[test]
-    fn values_match_the_located_tree() {
-        use crate::yaml::tree::parse_documents;
+    fn values_follow_the_core_schema_through_aliases_and_documents() {
         let text = "a: &x {b: [1, \"2\", no, ~]}\nc: *x\n---\n---\nd: 1.5\n";
-        let direct = super::parse_values(text).unwrap();
-        let via_tree: Vec<_> = parse_documents(&"t".into(), text)
-            .unwrap()
-            .iter()
-            .map(|d| super::to_value(&d.root))
-            .collect();
-        assert_eq!(direct, via_tree);
-        assert_eq!(direct.len(), 2);
-        assert!(
-            super::parse_values("a: 1\na: 2\n")
-                .unwrap_err()
-                .duplicate_key
-        );
-    }
-
-    #[test]
-    fn core_schema() {
-        assert_eq!(plain_scalar("8"), json!(8));
-        assert_eq!(plain_scalar("-3"), json!(-3));
-        assert_eq!(plain_scalar("0x1F"), json!(31));
-        assert_eq!(plain_scalar("1.5"), json!(1.5));
-        assert_eq!(plain_scalar("1e3"), json!(1000.0));
-        assert_eq!(plain_scalar("true"), json!(true));
-        assert_eq!(plain_scalar("~"), json!(null));
-        for s in [
-            "no", "on", "yes", "off", "64Gi", "1.2.3", "e3", ".", "0o9", "mlx5_1",
-        ] {
-            assert_eq!(plain_scalar(s), json!(s), "{s}");
-        }
+        let values = super::parse_values(text).unwrap();
+        let x = json!({"b": [1, "2", "no", null]});
+        assert_eq!(values, vec![json!({"a": x, "c": x}), json!({"d": 1.5})]);
+        let dup = super::parse_values("a: 1\na: 2\n").unwrap_err();
+        assert!(dup.duplicate_key);
+        assert_eq!((dup.line, dup.column), (2, 1));
     }
 }

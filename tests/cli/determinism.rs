@@ -80,14 +80,41 @@ fn findings_do_not_depend_on_thread_timing() {
         .iter()
         .map(|f| f["rule"].as_str().unwrap())
         .collect();
+    // One for the second definition of p, one for each of the 100 jobs on p.
     assert_eq!(
         rules.iter().filter(|r| **r == "RDG006").count(),
-        1,
-        "one duplicate pool"
+        101,
+        "one duplicate pool, and each job on it"
     );
     assert_eq!(
         rules.iter().filter(|r| **r == "RDG020").count(),
         100,
         "jobs on q keep their findings"
     );
+}
+
+/// A job on a pool name defined twice is not rendered against either definition: it
+/// says so once, after the duplicate's own error, naming where each definition is.
+#[test]
+fn a_job_on_a_pool_defined_twice_names_both_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: p}\nspec:\n  gpu: {perNode: 8}\n  network: {fabric: tcp, socketIfname: eth0}\n";
+    std::fs::write(dir.path().join("a-pool.yaml"), pool).unwrap();
+    std::fs::write(dir.path().join("b-pool.yaml"), pool).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: j}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n",
+    )
+    .unwrap();
+    let out = crate::support::rdmagen_in(dir.path(), &["validate", ".", "--format", "brief"]);
+    assert_eq!(
+        crate::support::text(&out.stdout),
+        "./b-pool.yaml:3:12: error[RDG006]: pool `p` is defined more than once\n\
+         ./job.yaml:5:3: error[RDG006]: pool `p` is defined more than once (./a-pool.yaml:3:12, ./b-pool.yaml:3:12); job not rendered\n"
+    );
+    assert_eq!(
+        crate::support::text(&out.stderr),
+        "error: 2 findings fail the run\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }

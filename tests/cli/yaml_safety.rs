@@ -2,7 +2,7 @@
 //! quotes, `: `, `#`, newlines, `no`, `on`, `~`, `{}`, unicode, control characters.
 
 use proptest::prelude::*;
-use rdmagen::pipeline::{self, Request};
+use rdmagen::pipeline::{self, Collect, Request};
 use rdmagen::render::quote;
 use serde_json::Value;
 
@@ -77,13 +77,19 @@ fn render(job: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("job.yaml");
     std::fs::write(&path, format!("{job}---\n{POOL}")).unwrap();
-    let outcome = pipeline::run(&Request {
-        inputs: vec![path],
-        ..Request::default()
-    })
+    let collect = Collect::default();
+    let report = pipeline::run_with(
+        &Request {
+            inputs: vec![path],
+            ..Request::default()
+        },
+        &collect,
+        false,
+    )
     .unwrap();
-    assert_eq!(outcome.findings.errors(), 0, "{:?}", outcome.findings);
-    let text = &outcome.jobs[0].files[0].text;
+    assert_eq!(report.findings.errors(), 0, "{:?}", report.findings);
+    let jobs = collect.into_jobs();
+    let text = &jobs[0].files[0].text;
     let mut docs = rdmagen::verify::parse(text).unwrap();
     assert_eq!(docs.len(), 1);
     docs.remove(0)
@@ -162,7 +168,8 @@ proptest! {
         ];
         for text in docs {
             if let Some(fast) = rdmagen::yaml::fast_yaml::parse(&text) {
-                let full = rdmagen::yaml::tree_value::parse_values_fully(&text);
+                let full = rdmagen::yaml::tree::parse_documents(&"t.yaml".into(), &text)
+                    .map(|docs| docs.iter().map(|d| rdmagen::yaml::tree_value::to_value(&d.root)).collect::<Vec<_>>());
                 prop_assert_eq!(Ok(fast), full.map_err(|e| e.message), "{:?}", text);
             }
         }

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use rdmagen::detect::decide::{self, Options};
 use rdmagen::detect::{Observations, capture};
 use rdmagen::diagnostics::Findings;
-use rdmagen::model::Inputs;
+use rdmagen::model::load::read_documents;
 use rdmagen::model::pool::Platform;
 use rdmagen::render::Renderer;
 
@@ -58,12 +58,11 @@ fn detect_case(text: &str, platform: Platform, in_pod: bool) -> Result<bool, Str
         .render(rdmagen::render::POOL, "pool", &draft)
         .map_err(|e| format!("the detected pool does not render: {e}"))?;
     let mut check = Findings::default();
-    let mut inputs = Inputs::default();
-    inputs.load_text(Arc::from("pool.yaml"), pool.clone(), &mut check);
-    if let [loaded] = inputs.pools.as_slice() {
+    let docs = read_documents(&Arc::from("pool.yaml"), &pool, &mut check);
+    if let [(_, loaded)] = docs.pools.as_slice() {
         rdmagen::plan::check_pool(loaded, &mut check);
     }
-    if check.errors() > 0 || inputs.pools.len() != 1 {
+    if check.errors() > 0 || docs.pools.len() != 1 {
         return Err(format!(
             "detect reported no error, but render rejects its pool: {:?}\n--- pool:\n{pool}",
             check.iter().map(|f| &f.message).collect::<Vec<_>>()

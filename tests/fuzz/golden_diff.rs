@@ -54,7 +54,7 @@ fn same_lines(old: &str, new: &str) -> bool {
 
 /// No two documents of `text` share apiVersion, kind, namespace and name.
 fn distinct_identities(text: &str) -> bool {
-    let Ok(docs) = rdmagen::yaml::tree_value::parse_values_fully(text) else {
+    let Ok(docs) = rdmagen::yaml::tree_value::parse_values(text) else {
         return true;
     };
     let ids: Vec<_> = docs

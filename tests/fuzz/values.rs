@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use rdmagen::model::pool::Fabric;
 use rdmagen::model::rdma_request::RdmaRequest;
-use rdmagen::pipeline::{self, Request};
+use rdmagen::pipeline::{self, Collect, Request};
 use rdmagen::render::quote;
 use serde_json::Value;
 
@@ -57,13 +57,18 @@ fn shm(quantity: &str) -> Result<Option<Value>, String> {
         quote(quantity)
     );
     std::fs::write(&path, job).map_err(|e| e.to_string())?;
-    let outcome = pipeline::run(&Request {
-        inputs: vec![path],
-        ..Request::default()
-    })
+    let collect = Collect::default();
+    let report = pipeline::run_with(
+        &Request {
+            inputs: vec![path],
+            ..Request::default()
+        },
+        &collect,
+        false,
+    )
     .map_err(|e| e.to_string())?;
-    if outcome.findings.errors() > 0 {
-        let lines: Vec<usize> = outcome
+    if report.findings.errors() > 0 {
+        let lines: Vec<usize> = report
             .findings
             .iter()
             .filter_map(|f| f.location.as_ref().map(|l| l.line))
@@ -74,7 +79,8 @@ fn shm(quantity: &str) -> Result<Option<Value>, String> {
             Err(format!("rejected, but not at the shm line: {lines:?}"))
         };
     }
-    let doc = rdmagen::verify::parse(&outcome.jobs[0].files[0].text)?;
+    let jobs = collect.into_jobs();
+    let doc = rdmagen::verify::parse(&jobs[0].files[0].text)?;
     let volumes = &doc[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"];
     Ok(Some(
         volumes

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rdmagen::diagnostics::Findings;
-use rdmagen::model::Inputs;
+use rdmagen::model::load::read_documents;
 use rdmagen::model::target::OperatorGeneration;
 use serde_json::Value;
 
@@ -139,7 +139,7 @@ struct Target {
 /// `<job>.<namespace>` when jobs in two namespaces share the name, so the manifest
 /// says which job it is).
 fn target(example: &Path, job_name: &str, namespace: Option<&str>) -> Target {
-    let mut inputs = Inputs::default();
+    let (mut jobs, mut pools) = (Vec::new(), Vec::new());
     let mut findings = Findings::default();
     let mut files: Vec<PathBuf> = std::fs::read_dir(example)
         .unwrap()
@@ -149,17 +149,21 @@ fn target(example: &Path, job_name: &str, namespace: Option<&str>) -> Target {
     files.sort();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        inputs.load_text(Arc::from(f.to_string_lossy().as_ref()), text, &mut findings);
+        let docs = read_documents(
+            &Arc::from(f.to_string_lossy().as_ref()),
+            &text,
+            &mut findings,
+        );
+        jobs.extend(docs.jobs.into_iter().map(|(_, j)| j));
+        pools.extend(docs.pools.into_iter().map(|(_, p)| p));
     }
-    let job = inputs
-        .jobs
+    let job = jobs
         .iter()
         .find(|j| {
             j.value.metadata.name == job_name && j.value.metadata.namespace.as_deref() == namespace
         })
         .unwrap_or_else(|| panic!("{}: no Job {job_name}", example.display()));
-    let pool = inputs
-        .pools
+    let pool = pools
         .iter()
         .find(|p| p.value.metadata.name == job.value.spec.pool)
         .unwrap_or_else(|| panic!("{}: no Pool {}", example.display(), job.value.spec.pool));

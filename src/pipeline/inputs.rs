@@ -1,0 +1,92 @@
+//! The first pass: every input file read and parsed, on every core.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostics::{Findings, Rule};
+use crate::error::Error;
+use crate::model::load::{FileDocuments, display_name, read_documents};
+use crate::pipeline::parallel;
+use crate::yaml::tree::Seg;
+
+/// One file, read and parsed.
+pub(super) struct ReadFile {
+    pub(super) name: Arc<str>,
+    /// Kept until the end of the run, for the snippets of findings that point into it.
+    pub(super) text: Arc<str>,
+    /// What parsing and the schema checks found.
+    pub(super) findings: Findings,
+    pub(super) docs: FileDocuments,
+}
+
+/// Read and parse `inputs` and then `pool_files` (whose Jobs are refused), in
+/// parallel; the files come back in that order. A file that cannot be read fails the
+/// run: the first such file in that order, whichever thread met it first.
+pub(super) fn read_all(inputs: &[PathBuf], pool_files: &[PathBuf]) -> Result<Vec<ReadFile>, Error> {
+    let files: Vec<(&PathBuf, bool)> = inputs
+        .iter()
+        .map(|p| (p, false))
+        .chain(pool_files.iter().map(|p| (p, true)))
+        .collect();
+    let mut read: Vec<(usize, Result<ReadFile, Error>)> =
+        parallel::fold(&files, |acc: &mut Vec<_>, i, (path, pools_only)| {
+            acc.push((i, read_one(path, *pools_only)));
+            true
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+    read.sort_unstable_by_key(|(i, _)| *i);
+    let mut read: Vec<Result<ReadFile, Error>> = read.into_iter().map(|(_, r)| r).collect();
+    // `--pools` files were read before the inputs once: their errors still come first.
+    let pools = read.split_off(inputs.len());
+    let pools: Vec<ReadFile> = pools.into_iter().collect::<Result<_, _>>()?;
+    let mut read: Vec<ReadFile> = read.into_iter().collect::<Result<_, _>>()?;
+    read.extend(pools);
+    Ok(read)
+}
+
+fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
+    let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
+    let name = display_name(path);
+    let mut findings = Findings::default();
+    let mut docs = read_documents(&name, &text, &mut findings);
+    if pools_only {
+        for (_, job) in std::mem::take(&mut docs.jobs) {
+            findings.at(
+                Rule::UnknownDocument,
+                "a Job in a --pools file is not rendered; pass its file as an input",
+                job.doc.locate(&[Seg::Key("kind")]),
+            );
+        }
+    }
+    Ok(ReadFile {
+        name,
+        text: Arc::from(text),
+        findings,
+        docs,
+    })
+}
+
+/// Drop files already listed (the same file named twice, or under two roots). A file's
+/// identity is its canonical directory plus its name; directories are few, so each is
+/// canonicalised once.
+pub(super) fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    paths
+        .into_iter()
+        .filter(|p| {
+            let dir = p.parent().unwrap_or(Path::new(""));
+            let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
+                let d = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
+            });
+            seen.insert(real.join(p.file_name().unwrap_or_default()))
+        })
+        .collect()
+}

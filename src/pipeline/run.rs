@@ -1,0 +1,19 @@
+//! What every job of a run shares while it is rendered.
+
+use crate::pipeline::placement::Placement;
+use crate::pipeline::pools::Pools;
+use crate::pipeline::sink::Sink;
+use crate::render::Renderer;
+use crate::verify::Verifier;
+
+/// Shared, read-only state of the second pass: everything read in the first.
+pub(super) struct Run<'a> {
+    pub(super) renderer: &'a Renderer,
+    pub(super) verifier: &'a Verifier,
+    /// Every pool of the inputs, registered before any job is rendered.
+    pub(super) pools: &'a Pools,
+    pub(super) sink: &'a dyn Sink,
+    /// Each job's directory, from the names of every job of the inputs.
+    pub(super) placement: &'a Placement,
+    pub(super) explain: bool,
+}
