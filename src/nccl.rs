@@ -4,7 +4,7 @@
 //!
 //! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
 
-use crate::diagnostics::Rule;
+use crate::diagnostics::{Finding, Rule};
 use crate::model::pool::Fabric;
 use crate::platform::Profile;
 
@@ -51,8 +51,32 @@ pub fn is_operator_managed(name: &str) -> bool {
     OPERATOR_MANAGED.contains(&name) || name.starts_with("PET_")
 }
 
-/// Every problem with `name=value`, as (rule, message).
-pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
+/// The integer variables NCCL reads, with the range it accepts: the one table both
+/// the env check and the Pool's network fields are held against. Timeout, retry count,
+/// traffic class and service level are InfiniBand verbs fields of 5, 3, 8 and 4 bits;
+/// GID index -1 asks NCCL to pick (2.21+); QPs per connection and cross-NIC as NCCL's
+/// env page documents them.
+const INTEGER_RANGES: &[(&str, i64, i64)] = &[
+    ("NCCL_IB_TIMEOUT", 0, 31),
+    ("NCCL_IB_RETRY_CNT", 0, 7),
+    ("NCCL_IB_TC", 0, 255),
+    ("NCCL_IB_SL", 0, 15),
+    ("NCCL_IB_GID_INDEX", -1, 255),
+    ("NCCL_IB_QPS_PER_CONNECTION", 1, 128),
+    ("NCCL_CROSS_NIC", 0, 2),
+];
+
+/// The range of integers NCCL accepts for `name`, if it is an integer variable.
+pub fn integer_range(name: &str) -> Option<(i64, i64)> {
+    INTEGER_RANGES
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|&(_, min, max)| (min, max))
+}
+
+/// Every problem with `name=value`, as findings with no location yet: the caller
+/// knows where the variable was set.
+pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let v = value.trim();
     // Only a platform that owns the fabric's QoS forbids these (AIStudio, seed 000);
@@ -60,7 +84,7 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
     if let Some(profile) = facts.profile.filter(|p| p.owns_qos)
         && matches!(name, "NCCL_IB_TC" | "NCCL_IB_SL")
     {
-        out.push((
+        out.push(problem(
             Rule::IbTcSet,
             format!(
                 "{name} must match the switches' QoS setup, which {} owns: no need to set it, do not change it",
@@ -69,43 +93,35 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
         ));
     }
     if is_operator_managed(name) {
-        out.push((
+        out.push(problem(
             Rule::OperatorManagedEnv,
             format!("{name} is set by the training operator for every pod; remove it"),
         ));
     }
     if name == "NCCL_IB_DISABLE" && v == "1" && facts.rdma_on {
-        out.push((
+        out.push(problem(
             Rule::IbDisableWithRdma,
             "NCCL_IB_DISABLE=1 turns RDMA off inside NCCL while the pod holds an RDMA device"
                 .to_owned(),
         ));
     }
     if name == "NCCL_IB_GID_INDEX" && facts.fabric == Some(Fabric::Ib) {
-        out.push((
+        out.push(problem(
             Rule::GidIndexOnIb,
             "NCCL_IB_GID_INDEX is ignored on InfiniBand; it only matters on RoCE".to_owned(),
         ));
     }
-    let range = match name {
-        "NCCL_IB_TIMEOUT" => Some((0, 31)),
-        "NCCL_IB_QPS_PER_CONNECTION" => Some((1, 128)),
-        "NCCL_CROSS_NIC" => Some((0, 2)),
-        "NCCL_IB_RETRY_CNT" => Some((0, 7)),
-        "NCCL_IB_GID_INDEX" => Some((-1, 255)),
-        _ => None,
-    };
-    if let Some((min, max)) = range {
+    if let Some((min, max)) = integer_range(name) {
         match v.parse::<i64>() {
             Ok(n) if (min..=max).contains(&n) => {
                 if name == "NCCL_IB_TIMEOUT" && n == 0 {
-                    out.push((
+                    out.push(problem(
                         Rule::IbTimeoutInfinite,
                         "NCCL_IB_TIMEOUT=0 waits forever: a lost link hangs the job instead of failing it".to_owned(),
                     ));
                 }
             }
-            _ => out.push((
+            _ => out.push(problem(
                 Rule::NcclValueRange,
                 format!("{name}=`{value}`; NCCL accepts an integer from {min} to {max}"),
             )),
@@ -119,8 +135,11 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
         "NCCL_IB_HCA" => hca_list(v),
         _ => None,
     };
-    if let Some(problem) = syntax {
-        out.push((Rule::NcclSyntax, format!("{name}=`{value}`: {problem}")));
+    if let Some(mistake) = syntax {
+        out.push(problem(
+            Rule::NcclSyntax,
+            format!("{name}=`{value}`: {mistake}"),
+        ));
     }
     if name == "NCCL_IB_HCA" {
         out.extend(hca_hazards(v, facts));
@@ -132,12 +151,17 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String
         && !tcp_statement
         && !facts.profile.is_some_and(|p| p.recommends.contains(&name))
     {
-        out.push((
+        out.push(problem(
             Rule::DebugOnlyVariable,
             format!("{name} is a debugging variable in the NCCL docs: not for production, may cause sub-optimal behaviour, crashes or hangs"),
         ));
     }
     out
+}
+
+/// A finding whose place the caller fills in.
+fn problem(rule: Rule, message: impl Into<String>) -> Finding {
+    Finding::new(rule, message, None)
 }
 
 fn debug_level(v: &str) -> Option<String> {
@@ -261,7 +285,7 @@ pub fn hca_names(v: &str) -> (bool, bool, Vec<&str>) {
     (exclude, exact, names)
 }
 
-fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
+fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
     let (exclude, exact, names) = hca_names(v);
     let mut out = Vec::new();
     if exclude {
@@ -269,7 +293,7 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
     }
     let management = facts.management_nic.unwrap_or("mlx5_0");
     if names.contains(&management) {
-        out.push((
+        out.push(problem(
             Rule::HcaManagementNic,
             format!("NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC"),
         ));
@@ -293,7 +317,7 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<(Rule, String)> {
             (None, None) => None,
         };
         if let Some(also) = also {
-            out.push((
+            out.push(problem(
                 Rule::HcaPrefixAmbiguous,
                 format!(
                     "{also} (NCCL matches prefixes); write `={}` for exact names",
@@ -312,7 +336,7 @@ mod tests {
     fn rules(name: &str, value: &str) -> Vec<Rule> {
         check(name, value, &EnvFacts::default())
             .into_iter()
-            .map(|(r, _)| r)
+            .map(|f| f.rule)
             .collect()
     }
 
@@ -324,6 +348,10 @@ mod tests {
         assert_eq!(rules("NCCL_CROSS_NIC", "3"), [Rule::NcclValueRange]);
         assert_eq!(rules("NCCL_CROSS_NIC", "x"), [Rule::NcclValueRange]);
         assert!(rules("NCCL_IB_GID_INDEX", "-1").is_empty());
+        assert!(rules("NCCL_IB_SL", "15").is_empty());
+        assert_eq!(rules("NCCL_IB_SL", "16"), [Rule::NcclValueRange]);
+        assert_eq!(rules("NCCL_IB_TC", "256"), [Rule::NcclValueRange]);
+        assert_eq!(rules("NCCL_IB_RETRY_CNT", "8"), [Rule::NcclValueRange]);
     }
 
     #[test]
@@ -420,11 +448,15 @@ mod tests {
     #[test]
     fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
         use crate::model::pool::Platform;
-        for name in ["NCCL_IB_TC", "NCCL_IB_SL"] {
-            assert!(rules(name, "41").is_empty(), "{name} with no platform");
-            let generic = check(name, "41", &on(Platform::Generic));
+        // OCI's RoCE uses traffic class 41; a service level is 4 bits.
+        for (name, value) in [("NCCL_IB_TC", "41"), ("NCCL_IB_SL", "3")] {
+            assert!(rules(name, value).is_empty(), "{name} with no platform");
+            let generic = check(name, value, &on(Platform::Generic));
             assert!(generic.is_empty(), "{name} on generic: {generic:?}");
-            let ai = check(name, "41", &on(Platform::Aistudio));
+            let ai: Vec<_> = check(name, value, &on(Platform::Aistudio))
+                .into_iter()
+                .map(|f| (f.rule, f.message))
+                .collect();
             assert_eq!(
                 ai,
                 [(
@@ -446,7 +478,7 @@ mod tests {
         };
         let with_rdma: Vec<Rule> = check("NCCL_IB_DISABLE", "1", &rdma)
             .into_iter()
-            .map(|(r, _)| r)
+            .map(|f| f.rule)
             .collect();
         assert_eq!(
             with_rdma,

@@ -107,9 +107,10 @@ fn env_finding(
         profile: Some(profile),
         ..EnvFacts::default()
     };
-    for (rule, message) in nccl::check(var, value, &facts) {
-        if rule != Rule::DebugOnlyVariable {
-            findings.at(rule, message, at.clone());
+    for mut finding in nccl::check(var, value, &facts) {
+        if finding.rule != Rule::DebugOnlyVariable {
+            finding.location = Some(at.clone());
+            findings.add(finding);
         }
     }
 }

@@ -160,11 +160,9 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         };
         if let EnvValue::Text(value) = &sourced.value {
             let problems = nccl::check(&name, value, &facts);
-            let fatal = problems
-                .iter()
-                .any(|(rule, _)| rule.info().severity == Severity::Error);
-            for (rule, message) in problems {
-                ctx.report_from(origin, rule, message, &at);
+            let fatal = problems.iter().any(|f| f.severity() == Severity::Error);
+            for problem in problems {
+                ctx.report_from(origin, problem.rule, problem.message, &at);
             }
             if fatal {
                 continue;

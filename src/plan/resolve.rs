@@ -236,23 +236,24 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         Some(GidIndex::Index(i)) => Some(i),
         _ => None,
     };
-    let ranges: [(&str, &str, Option<u32>, u32, u32); 6] = [
-        ("gidIndex", "NCCL_IB_GID_INDEX", gid_index, 0, 255),
-        ("ibTimeout", "NCCL_IB_TIMEOUT", net.ib_timeout, 0, 31),
+    let fields: [(&str, &str, Option<u32>); 6] = [
+        ("gidIndex", "NCCL_IB_GID_INDEX", gid_index),
+        ("ibTimeout", "NCCL_IB_TIMEOUT", net.ib_timeout),
         (
             "qpsPerConnection",
             "NCCL_IB_QPS_PER_CONNECTION",
             net.qps_per_connection,
-            1,
-            128,
         ),
-        ("crossNic", "NCCL_CROSS_NIC", net.cross_nic, 0, 2),
-        ("trafficClass", "NCCL_IB_TC", net.traffic_class, 0, 255),
-        ("serviceLevel", "NCCL_IB_SL", net.service_level, 0, 15),
+        ("crossNic", "NCCL_CROSS_NIC", net.cross_nic),
+        ("trafficClass", "NCCL_IB_TC", net.traffic_class),
+        ("serviceLevel", "NCCL_IB_SL", net.service_level),
     ];
-    for (field, var, value, min, max) in ranges {
+    for (field, var, value) in fields {
+        let (min, max) = nccl::integer_range(var).expect("every field's variable has a range");
+        // A Pool writes NCCL's -1 (pick the GID) as `gidIndex: auto`.
+        let min = min.max(0);
         if let Some(v) = value
-            && !(min..=max).contains(&v)
+            && !(min..=max).contains(&i64::from(v))
         {
             findings.at(
                 Rule::NcclValueRange,
@@ -264,8 +265,9 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     // Checked here, at the pool's line, by the rule the rendered manifest is verified
     // against; found only there, it would point at line 1 of every job on the pool.
     if let Some(name) = &net.socket_ifname {
-        for (rule, message) in nccl::check("NCCL_SOCKET_IFNAME", name, &EnvFacts::default()) {
-            findings.at(rule, format!("socketIfname: {message}"), at("socketIfname"));
+        for problem in nccl::check("NCCL_SOCKET_IFNAME", name, &EnvFacts::default()) {
+            let message = format!("socketIfname: {}", problem.message);
+            findings.at(problem.rule, message, at("socketIfname"));
         }
     }
     if net.ib_timeout == Some(0) {

@@ -275,8 +275,8 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
             let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
                 continue;
             };
-            for (rule, message) in nccl::check(name, value, &env_facts) {
-                out.push(rule, message, format!("{at}/env/{j}"));
+            for problem in nccl::check(name, value, &env_facts) {
+                out.push(problem.rule, problem.message, format!("{at}/env/{j}"));
             }
         }
         if c["name"] == "pytorch" {
