@@ -57,20 +57,10 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
             let name = display_name(path);
             sources.add(name.clone(), Arc::from(text.as_str()));
-            match Pins::parse(&text, family) {
-                Ok(pins) => pins,
-                Err(errors) => {
-                    for e in errors {
-                        let at = Location {
-                            file: name.clone(),
-                            line: e.line,
-                            column: e.column,
-                        };
-                        findings.at(Rule::PinInvalid, e.message, at);
-                    }
-                    Pins::default()
-                }
-            }
+            Pins::parse(&name, &text, family).unwrap_or_else(|errors| {
+                errors.into_iter().for_each(|e| findings.add(e));
+                Pins::default()
+            })
         }
     };
     let install = Install {

@@ -1,26 +1,21 @@
 //! `--pin FILE`: `name=version` lines that pin RDMA packages.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use crate::diagnostics::{Finding, Location, Rule};
 use crate::packages::{Family, all};
 
 /// Package versions by name.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Pins(pub BTreeMap<String, String>);
 
-/// A line of a pin file that cannot be used.
-#[derive(Debug, PartialEq, Eq)]
-pub struct PinError {
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
 impl Pins {
     /// Parse a pin file: `name=version` per line, `#` comments and blank lines
     /// ignored. A name must be one rdmagen installs for `family`; a version may hold
-    /// only characters package versions use, so nothing can reach the shell.
-    pub fn parse(text: &str, family: Family) -> Result<Pins, Vec<PinError>> {
+    /// only characters package versions use, so nothing can reach the shell. Each line
+    /// that cannot be used is an RDG finding at its place in `file`.
+    pub fn parse(file: &Arc<str>, text: &str, family: Family) -> Result<Pins, Vec<Finding>> {
         let known = all(family);
         let mut pins = BTreeMap::new();
         let mut errors = Vec::new();
@@ -30,10 +25,13 @@ impl Pins {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let err = |column: usize, message: String| PinError {
-                line: i + 1,
-                column: indent + column + 1,
-                message,
+            let err = |column: usize, message: String| {
+                let at = Location {
+                    file: file.clone(),
+                    line: i + 1,
+                    column: indent + column + 1,
+                };
+                Finding::new(Rule::PinInvalid, message, Some(at))
             };
             let Some((name, version)) = line.split_once('=') else {
                 errors.push(err(
@@ -84,23 +82,31 @@ fn valid_version(v: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn parse(text: &str, family: Family) -> Result<Pins, Vec<Finding>> {
+        Pins::parse(&Arc::from("pins.txt"), text, family)
+    }
+
     #[test]
     fn parses_pins_and_rejects_injection() {
-        let pins = Pins::parse(
+        let pins = parse(
             "# bookworm\nlibibverbs1=44.0-2\n\nperftest = 4.5+0.17-1\n",
             Family::Apt,
         )
         .unwrap();
         assert_eq!(pins.0["perftest"], "4.5+0.17-1");
-        let errors = Pins::parse(
+        let errors = parse(
             "libibverbs1=44.0-2; rm -rf /\nnot-a-pkg=1\nnoequals\n",
             Family::Apt,
         )
         .unwrap_err();
-        let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
-        assert_eq!(lines, [1, 2, 3]);
-        assert!(Pins::parse("libibverbs1=$(id)\n", Family::Apt).is_err());
-        assert!(Pins::parse("libibverbs1=1\nlibibverbs1=2\n", Family::Apt).is_err());
-        assert!(Pins::parse("libibverbs=54.0-1.el9\n", Family::Dnf).is_ok());
+        let places: Vec<_> = errors
+            .iter()
+            .map(|e| (e.rule, e.location.as_ref().map(|at| (at.line, at.column))))
+            .collect();
+        let at = |line, column| (Rule::PinInvalid, Some((line, column)));
+        assert_eq!(places, [at(1, 13), at(2, 1), at(3, 1)]);
+        assert!(parse("libibverbs1=$(id)\n", Family::Apt).is_err());
+        assert!(parse("libibverbs1=1\nlibibverbs1=2\n", Family::Apt).is_err());
+        assert!(parse("libibverbs=54.0-1.el9\n", Family::Dnf).is_ok());
     }
 }

@@ -117,11 +117,14 @@ proptest! {
         set in prop::sample::select(&SETS[..]),
     ) {
         let checked = guard::run("Pins::parse", move || {
-            match Pins::parse(&text, family) {
+            match Pins::parse(&"pins".into(), &text, family) {
                 Ok(pins) => full_dockerfile_is_clean("ubuntu:22.04", family, set, pins),
                 Err(errors) => {
                     let layout = Layout::new("pins", &text, Lines::Lf);
-                    errors.iter().try_for_each(|e| layout.position(e.line, e.column))
+                    errors.iter().try_for_each(|e| match &e.location {
+                        Some(at) if &*at.file == "pins" => layout.inside(at),
+                        _ => Err(format!("{} is not placed in the pin file", e.message)),
+                    })
                 }
             }
             .map_err(|e| format!("{e}\n--- input:\n{text:?}"))
