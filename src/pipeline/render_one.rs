@@ -26,11 +26,14 @@ pub(super) fn render_one(
         }
     };
     let mut files = Vec::new();
-    let mut outputs = vec![(render::PYTORCHJOB, "pytorchjob.yaml")];
+    // Each template with the file it becomes and the check for what it renders.
+    type Check = fn(&Verifier, &str, &Plan) -> Vec<Finding>;
+    let mut outputs: Vec<(&str, &str, Check)> =
+        vec![(render::PYTORCHJOB, "pytorchjob.yaml", Verifier::pytorchjob)];
     if !plan.storage.is_empty() {
-        outputs.push((render::STORAGE, "storage.yaml"));
+        outputs.push((render::STORAGE, "storage.yaml", Verifier::storage));
     }
-    for (template, file) in outputs {
+    for (template, file, check) in outputs {
         let text = match renderer.render(template, "job", plan) {
             Ok(text) => text,
             Err(e) => {
@@ -45,11 +48,7 @@ pub(super) fn render_one(
                 return None;
             }
         };
-        let problems = if file == "pytorchjob.yaml" {
-            verifier.pytorchjob(&text, plan)
-        } else {
-            verifier.storage(&text, plan)
-        };
+        let problems = check(verifier, &text, plan);
         if !problems.is_empty() {
             report(file, problems);
             return None;
