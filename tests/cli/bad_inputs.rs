@@ -1,29 +1,9 @@
 //! The bad-input corpus: every file in tests/bad/ must fail with the rule, line and
-//! exit code its first line announces (`# expect: RDG010 at 12 exit 1`), and must
-//! leave the output directory untouched.
+//! exit code its header announces (`# run: render` then `# expect: RDG010 at 12 exit
+//! 1`, the format tests/rules/ uses too), and must leave the output directory
+//! untouched.
 
-use crate::support::{rdmagen, root, text};
-
-struct Expectation {
-    rule: String,
-    line: usize,
-    exit: i32,
-    /// Extra flags, e.g. `--deny-warnings` for a warning that must stop the run.
-    flags: Vec<String>,
-}
-
-fn expectation(first_line: &str) -> Expectation {
-    let words: Vec<&str> = first_line.split_whitespace().collect();
-    match words.as_slice() {
-        ["#", "expect:", rule, "at", line, "exit", exit, flags @ ..] => Expectation {
-            rule: (*rule).to_owned(),
-            line: line.parse().expect("line number"),
-            exit: exit.parse().expect("exit code"),
-            flags: flags.iter().map(|f| (*f).to_owned()).collect(),
-        },
-        _ => panic!("malformed expectation line: {first_line}"),
-    }
-}
+use crate::support::{fixture, rdmagen, root, text};
 
 #[test]
 fn every_bad_input_fails_with_its_rule_line_and_exit_code() {
@@ -41,30 +21,25 @@ fn every_bad_input_fails_with_its_rule_line_and_exit_code() {
             .unwrap()
             .replace('\\', "/");
         let source = std::fs::read_to_string(&path).unwrap();
-        let want = expectation(source.lines().next().unwrap());
+        let want = fixture(&source, &rel);
+        let (Some(rule), Some(line), Some(exit)) = (&want.rule, want.line, want.exit) else {
+            panic!("{rel}: a bad input names its rule, line and exit code");
+        };
 
         let out_dir = tempfile::tempdir().unwrap();
         let target = out_dir.path().join("out");
-        let mut args = vec!["render", rel.as_str(), "-o", target.to_str().unwrap()];
-        args.extend(want.flags.iter().map(String::as_str));
+        let mut args: Vec<&str> = want.args.iter().map(String::as_str).collect();
+        args.extend([rel.as_str(), "-o", target.to_str().unwrap()]);
         let out = rdmagen(&args);
         let stderr = text(&out.stderr);
 
-        assert_eq!(
-            out.status.code(),
-            Some(want.exit),
-            "{rel}: exit code\n{stderr}"
-        );
-        let header = format!("[{}]:", want.rule);
-        let pointer = format!("--> {rel}:{}:", want.line);
+        assert_eq!(out.status.code(), Some(exit), "{rel}: exit code\n{stderr}");
+        let header = format!("[{rule}]:");
+        let pointer = format!("--> {rel}:{line}:");
         let found = stderr
             .split("\n\n")
             .any(|block| block.contains(&header) && block.contains(&pointer));
-        assert!(
-            found,
-            "{rel}: expected {} at line {}\n{stderr}",
-            want.rule, want.line
-        );
+        assert!(found, "{rel}: expected {rule} at line {line}\n{stderr}");
         assert!(stderr.contains("nothing was written"), "{rel}: {stderr}");
         assert!(out.stdout.is_empty(), "{rel}: wrote to stdout");
         assert!(!target.exists(), "{rel}: created the output directory");

@@ -262,3 +262,23 @@ fn lint_that_checks_no_pytorchjob_is_an_error() {
         ),
     );
 }
+
+/// README.md shows what a diagnostic looks like; it is the tool's output, not a sketch
+/// of it, so a changed message, rule source or fixture line shows up here.
+#[test]
+fn the_readme_diagnostic_is_the_tools_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("Diagnostics name a rule, the file, line and column:\n\n```text\n")
+        .expect("README.md shows a diagnostic");
+    let block = &readme[start..];
+    let block = &block[block.find("```text\n").unwrap() + 8..];
+    let shown = &block[..block.find("```").unwrap()];
+    let out = rdmagen(&["validate", "tests/bad/ib-tc.yaml"]);
+    let printed = text(&out.stdout);
+    assert_eq!(
+        printed.split("\n\n").next().map(|b| format!("{b}\n")),
+        Some(shown.to_owned()),
+        "README.md's diagnostic is stale; the tool prints:\n{printed}"
+    );
+}

@@ -137,7 +137,7 @@ fn the_acceptance_overrides_name_the_field_and_the_decision() {
             "tests/bad/podtemplate-rdma-resource.yaml",
             finding(
                 "RDG055",
-                17,
+                18,
                 22,
                 "the job's podTemplate sets `resources.limits.rdma/hca` of container `pytorch` to `2`, which would break rdmagen's decision `rdma resource = rdma/hca: 1`; ask for a count with `spec.rdma`",
             ),
@@ -146,7 +146,7 @@ fn the_acceptance_overrides_name_the_field_and_the_decision() {
             "tests/bad/podtemplate-drop-ipc-lock.yaml",
             finding(
                 "RDG055",
-                18,
+                19,
                 22,
                 "the job's podTemplate drops IPC_LOCK from container `pytorch`, which would break rdmagen's decision `capabilities = IPC_LOCK`; leave it out of `capabilities.drop` (`drop: [ALL]` keeps it)",
             ),
@@ -155,7 +155,7 @@ fn the_acceptance_overrides_name_the_field_and_the_decision() {
             "tests/bad/podtemplate-nccl-env.yaml",
             finding(
                 "RDG055",
-                18,
+                19,
                 15,
                 "the job's podTemplate sets env `NCCL_IB_HCA` of container `pytorch` to `mlx5_1`, which would break rdmagen's decision `env NCCL_IB_HCA = =mlx5_1,mlx5_2`; set it in the job's `spec.env`, where rdmagen checks it",
             ),

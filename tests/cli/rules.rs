@@ -9,38 +9,19 @@
 //! # run: <command> [arguments that come before the file]
 //! # expect: at <line>        (trigger files only: the line the finding points at)
 //! ```
+//!
+//! (the header tests/bad/ uses too, read by [`crate::support::fixture`]).
 
 use rdmagen::diagnostics::rule::CATALOGUE;
 use serde_json::Value;
 
-use crate::support::{rdmagen, root, text};
-
-struct Header {
-    args: Vec<String>,
-    line: Option<u64>,
-}
-
-fn header(source: &str, file: &str) -> Header {
-    let mut lines = source.lines();
-    let run = lines
-        .next()
-        .and_then(|l| l.strip_prefix("# run: "))
-        .unwrap_or_else(|| panic!("{file}: first line must be `# run: ...`"));
-    let line = lines
-        .next()
-        .and_then(|l| l.strip_prefix("# expect: at "))
-        .map(|n| n.trim().parse().expect("line number"));
-    Header {
-        args: run.split_whitespace().map(str::to_owned).collect(),
-        line,
-    }
-}
+use crate::support::{Fixture, fixture, rdmagen, root, text};
 
 /// Run the file's command with `--format json`; return (exit code, findings).
-fn findings(file: &str) -> (i32, Vec<Value>, Header) {
+fn findings(file: &str) -> (i32, Vec<Value>, Fixture) {
     let source =
         std::fs::read_to_string(root().join(file)).unwrap_or_else(|_| panic!("{file} is missing"));
-    let h = header(&source, file);
+    let h = fixture(&source, file);
     let mut args: Vec<&str> = h.args.iter().map(String::as_str).collect();
     args.extend([file, "--format", "json"]);
     let out = rdmagen(&args);
@@ -84,6 +65,9 @@ fn every_rule_triggers_and_stays_silent_when_fixed() {
             bad.as_str(),
             "{bad}: finding points at another file"
         );
+        if let Some(named) = &h.rule {
+            assert_eq!(named, rule.id, "{bad}: the header names another rule");
+        }
         if let Some(line) = h.line {
             assert_eq!(hit["line"], line, "{bad}: {} at the wrong line", rule.id);
         }

@@ -67,3 +67,54 @@ pub fn write(dir: &Path, name: &str, body: &str) -> String {
     std::fs::write(&path, body).unwrap();
     path.to_str().unwrap().to_owned()
 }
+
+/// The two header lines every fixture in tests/bad/ and tests/rules/ starts with:
+///
+/// ```text
+/// # run: <command> [flags that come before the file]
+/// # expect: [<rule>] at <line> [exit <code>]
+/// ```
+///
+/// The expect line is optional (a tests/rules `.ok` file expects nothing); in
+/// tests/rules the rule is the file's name, so it may be left out.
+pub struct Fixture {
+    pub args: Vec<String>,
+    pub rule: Option<String>,
+    pub line: Option<u64>,
+    pub exit: Option<i32>,
+}
+
+pub fn fixture(source: &str, file: &str) -> Fixture {
+    let mut lines = source.lines();
+    let run = lines
+        .next()
+        .and_then(|l| l.strip_prefix("# run: "))
+        .unwrap_or_else(|| panic!("{file}: first line must be `# run: <command> ...`"));
+    let mut fixture = Fixture {
+        args: run.split_whitespace().map(str::to_owned).collect(),
+        rule: None,
+        line: None,
+        exit: None,
+    };
+    let Some(expect) = lines.next().and_then(|l| l.strip_prefix("# expect: ")) else {
+        return fixture;
+    };
+    let bad = || -> ! { panic!("{file}: malformed `# expect: [RULE] at LINE [exit CODE]`") };
+    let mut words = expect.split_whitespace().peekable();
+    if words.peek().is_some_and(|w| w.starts_with("RDG")) {
+        fixture.rule = words.next().map(str::to_owned);
+    }
+    match (words.next(), words.next()) {
+        (Some("at"), Some(line)) => fixture.line = Some(line.parse().unwrap_or_else(|_| bad())),
+        _ => bad(),
+    }
+    match (words.next(), words.next()) {
+        (None, _) => {}
+        (Some("exit"), Some(code)) => fixture.exit = Some(code.parse().unwrap_or_else(|_| bad())),
+        _ => bad(),
+    }
+    if words.next().is_some() {
+        bad();
+    }
+    fixture
+}
