@@ -20,6 +20,7 @@ mod real_clusters;
 mod render_options;
 mod rules;
 mod schemas;
+mod snapshots;
 mod support;
 mod user_templates;
 mod yaml_safety;
