@@ -58,7 +58,7 @@ def rm(path):
 
 
 def main():
-    schema = os.path.join(ROOT, "..", "shared", "reference", "pytorchjob-v1.schema.json")
+    schema = os.path.join(ROOT, "tests", "upstream", "pytorchjob-v1.9.0.schema.json")
     schema_note = "upstream CRD schema (training-operator v1.9.0)"
     if not os.path.exists(schema):
         schema = os.path.join(ROOT, "schemas", "pytorchjob.schema.json")
