@@ -5,7 +5,7 @@
 //! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
 
 use crate::diagnostics::{Finding, Rule};
-use crate::model::pool::Fabric;
+use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric};
 use crate::platform::Profile;
 
 /// What is known about the pod a variable is set in.
@@ -291,7 +291,7 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
     if exclude {
         return out;
     }
-    let management = facts.management_nic.unwrap_or("mlx5_0");
+    let management = facts.management_nic.unwrap_or(DEFAULT_MANAGEMENT_NIC);
     if names.contains(&management) {
         out.push(problem(
             Rule::HcaManagementNic,

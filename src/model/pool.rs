@@ -205,6 +205,15 @@ pub struct NetworkSpec {
     pub partial_node_hcas: Option<PartialNodeHcas>,
 }
 
+impl NetworkSpec {
+    /// The management NIC's RDMA device: the pool's, or mlx5_0 when it names none.
+    pub fn management_device(&self) -> &str {
+        self.management_nic
+            .as_deref()
+            .unwrap_or(DEFAULT_MANAGEMENT_NIC)
+    }
+}
+
 /// NIC choice for a job that takes k of a node's G GPUs. Neither rdmagen nor the device
 /// plugin knows which GPUs the pod gets, so neither choice can follow GPU locality.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

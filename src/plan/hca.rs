@@ -1,7 +1,7 @@
 //! Which RDMA data NICs a job uses, and how to name them to NCCL.
 
 use crate::diagnostics::{Findings, Rule};
-use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, PartialNodeHcas};
+use crate::model::pool::PartialNodeHcas;
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
@@ -102,13 +102,7 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
 /// Pool `hcas` must be plain, distinct device names, and not the management NIC.
 pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     let hcas = &pool.value.spec.network.hcas;
-    let management = pool
-        .value
-        .spec
-        .network
-        .management_nic
-        .as_deref()
-        .unwrap_or(DEFAULT_MANAGEMENT_NIC);
+    let management = pool.value.spec.network.management_device();
     for (i, name) in hcas.iter().enumerate() {
         let at = || {
             pool.doc.locate(&[

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::{Rule, Severity};
 use crate::model::job::EnvValue;
-use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex};
+use crate::model::pool::{Fabric, GidIndex};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::EnvVar;
 use crate::plan::ctx::Ctx;
@@ -120,11 +120,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         rdma_on: rdma.on,
         fabric: Some(fabric),
         profile: Some(ctx.profile),
-        management_nic: Some(
-            net.management_nic
-                .as_deref()
-                .unwrap_or(DEFAULT_MANAGEMENT_NIC),
-        ),
+        management_nic: Some(net.management_device()),
     };
     let mut env: BTreeMap<String, EnvValue> = env
         .into_iter()
