@@ -133,6 +133,28 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
     out
 }
 
+/// The Jobs at `indexes` (ascending) of `text`, documents an earlier [`read_documents`] of the
+/// same text accepted, parsed again without their checks (they passed). The pipeline
+/// keeps a job's text between its passes rather than its parsed tree, which is about
+/// 17 KB per job (bench/RESULTS.md).
+pub fn reread_jobs(
+    name: &Arc<str>,
+    text: &str,
+    indexes: &[usize],
+) -> Vec<(usize, Loaded<JobDocument>)> {
+    let Ok(docs) = parse_documents(name, text) else {
+        return Vec::new();
+    };
+    docs.into_iter()
+        .enumerate()
+        .filter(|(index, _)| indexes.binary_search(index).is_ok())
+        .filter_map(|(index, doc)| {
+            let value = tree_de::from_node::<JobDocument>(&doc.root).ok()?;
+            Some((index, Loaded { value, doc }))
+        })
+        .collect()
+}
+
 /// Validate one document against its schema (every violation is reported), then
 /// deserialise it into its typed form from the same parsed tree.
 fn typed<T: DeserializeOwned>(

@@ -4,20 +4,36 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostics::{Findings, Rule};
+use crate::diagnostics::{Findings, Location, Rule};
 use crate::error::Error;
-use crate::model::load::{FileDocuments, display_name, read_documents};
+use crate::model::load::{display_name, read_documents};
+use crate::model::{Loaded, PoolDocument};
 use crate::pipeline::parallel;
+use crate::pipeline::placement::Key;
 use crate::yaml::tree::Seg;
 
 /// One file, read and parsed.
 pub(super) struct ReadFile {
     pub(super) name: Arc<str>,
-    /// Kept until the end of the run, for the snippets of findings that point into it.
+    /// Kept until the end of the run: the second pass parses its jobs again from it,
+    /// and findings that point into it show it in their snippets.
     pub(super) text: Arc<str>,
     /// What parsing and the schema checks found.
     pub(super) findings: Findings,
-    pub(super) docs: FileDocuments,
+    pub(super) pools: Vec<(usize, Loaded<PoolDocument>)>,
+    pub(super) failed_pools: Vec<Option<String>>,
+    /// The jobs that loaded, without their parsed trees (the second pass parses them
+    /// again): keeping every job's tree between the passes cost 17 KB a job.
+    pub(super) jobs: Vec<JobIdentity>,
+}
+
+/// What the first pass keeps of a job that loaded: where it is and what it is called.
+pub(super) struct JobIdentity {
+    /// The document's index in its file.
+    pub(super) index: usize,
+    pub(super) key: Key,
+    /// Where its name is written, for a finding on a name used twice.
+    pub(super) at: Location,
 }
 
 /// Read and parse `inputs` and then `pool_files` (whose Jobs are refused), in
@@ -61,11 +77,25 @@ fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
             );
         }
     }
+    let jobs = docs
+        .jobs
+        .into_iter()
+        .map(|(index, job)| {
+            let meta = job.value.metadata;
+            JobIdentity {
+                index,
+                key: (meta.name, meta.namespace),
+                at: job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
+            }
+        })
+        .collect();
     Ok(ReadFile {
         name,
         text: Arc::from(text),
         findings,
-        docs,
+        pools: docs.pools,
+        failed_pools: docs.failed_pools,
+        jobs,
     })
 }
 

@@ -19,11 +19,10 @@ use std::path::PathBuf;
 use crate::diagnostics::Findings;
 use crate::diagnostics::source::Sources;
 use crate::error::Error;
-use crate::model::load::yaml_files;
+use crate::model::load::{reread_jobs, yaml_files};
 use crate::plan::Decision;
 use crate::render::Renderer;
 use crate::verify::Verifier;
-use crate::yaml::tree::Seg;
 
 pub use rendered::{OutputFile, RenderedJob, stream};
 pub use sink::{Collect, Discard, Order, Sink};
@@ -63,9 +62,10 @@ pub struct Report {
 /// verified, in two passes. The first reads and parses every file (inputs and
 /// `--pools`) in parallel across cores, registers every pool and collects every job's
 /// name and namespace (they decide each job's directory). The second resolves,
-/// renders and verifies the jobs in parallel. Parsed jobs are kept between the passes
-/// (bench/RESULTS.md has the peak RSS at 10 000 jobs); rendered files are not: each
-/// goes to the sink at once.
+/// renders and verifies the jobs in parallel, parsing each job file again from the
+/// text the first pass read: holding every parsed job between the passes cost 17 KB
+/// a job (200 MB at 10 000, bench/RESULTS.md), parsing again about a tenth of the CPU.
+/// Rendered files are not kept either: each goes to the sink at once.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
     let verifier = Verifier::new();
@@ -80,23 +80,24 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
     let mut pools = Pools::new(!request.pools.is_empty());
     let mut texts = BTreeMap::new();
     let mut definitions = Vec::new();
-    let mut jobs = Vec::new();
+    let mut names = Vec::new();
+    let mut job_files = Vec::new();
     for (file, read) in read_all(&inputs, &pool_files)?.into_iter().enumerate() {
         total.findings.extend(read.findings);
-        pools.failed_to_load(&read.name, read.docs.failed_pools);
-        definitions.extend(read.docs.pools.into_iter().map(|(d, p)| ((file, d), p)));
-        jobs.extend(read.docs.jobs.into_iter().map(|(d, j)| ((file, d), j)));
+        pools.failed_to_load(&read.name, read.failed_pools);
+        definitions.extend(read.pools.into_iter().map(|(d, p)| ((file, d), p)));
+        if !read.jobs.is_empty() {
+            let indexes: Vec<usize> = read.jobs.iter().map(|j| j.index).collect();
+            names.extend(
+                read.jobs
+                    .into_iter()
+                    .map(|j| (j.key, (file, j.index), j.at)),
+            );
+            job_files.push((file, read.name.clone(), read.text.clone(), indexes));
+        }
         texts.insert(read.name, read.text);
     }
     pools.register(definitions, &mut total.findings);
-    let names: Vec<_> = jobs
-        .iter()
-        .map(|(order, job)| {
-            let meta = &job.value.metadata;
-            let at = job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]);
-            ((meta.name.clone(), meta.namespace.clone()), *order, at)
-        })
-        .collect();
     let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
     duplicate_names(names, &mut total.findings);
 
@@ -109,9 +110,15 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
         placement: &placement,
         explain,
     };
-    let partials = parallel::fold(&jobs, |partial: &mut Partial, _, (order, job)| {
-        job_done(&run, *order, job, partial)
-    });
+    // Each file's jobs are parsed again from its text, a file at a time per core.
+    let partials = parallel::fold(
+        &job_files,
+        |partial: &mut Partial, _, (file, name, text, indexes)| {
+            reread_jobs(name, text, indexes)
+                .iter()
+                .all(|(index, job)| job_done(&run, (*file, *index), job, partial))
+        },
+    );
     for partial in partials {
         total.merge(partial);
     }
