@@ -3,9 +3,9 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     tune_allocator();
-    std::process::exit(rdmagen::cli::main(std::env::args_os()));
+    rdmagen::cli::main(std::env::args_os())
 }
 
 /// Return freed memory to the OS at once and commit arenas lazily, so that peak RSS
