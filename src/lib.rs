@@ -3,13 +3,14 @@
 //!
 //! The pipeline, one module per step:
 //! [`model`] (load) → [`plan`] (resolve) → [`render`] → [`verify`] → [`emit`] or
-//! [`golden`]. [`pipeline`] runs the steps; [`cli`] is the only place that prints.
+//! [`golden`]. [`pipeline`] runs the steps; [`output`] holds each output format once;
+//! [`cli`] is the only place that prints.
 //!
 //! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
 //! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`] →
 //! [`yaml`], [`kubernetes`], [`packages`] → [`model`], [`render`] → [`platform`] →
 //! [`nccl`] → [`dockerfile`], [`detect`] → [`plan`] → [`verify`] → [`pipeline`] →
-//! [`emit`] → [`golden`] → [`cli`].
+//! [`emit`] → [`golden`] → [`output`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
@@ -23,6 +24,7 @@ pub mod golden;
 pub mod kubernetes;
 pub mod model;
 pub mod nccl;
+pub mod output;
 pub mod packages;
 pub mod pipeline;
 pub mod plan;

@@ -6,6 +6,6 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
-    std::process::exit(rdmagen::cli::main(std::env::args_os()));
+fn main() -> std::process::ExitCode {
+    rdmagen::cli::main(std::env::args_os())
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::Streams;
-use super::output::{Format, OutputArgs, summary, write_findings};
+use super::output_args::OutputArgs;
+use super::report;
+use super::{exit, stderr, stdout};
 use crate::detect::decide::{self, Options};
 use crate::detect::{Observations, capture, commands};
 use crate::diagnostics::escape::printable;
@@ -17,6 +19,8 @@ use crate::error::Error;
 use crate::model::load::display_name;
 use crate::model::load::read_documents;
 use crate::model::pool::Platform;
+use crate::output::Format;
+use crate::output::human::summary;
 use crate::render::{self, Renderer};
 
 #[derive(Debug, Args)]
@@ -94,8 +98,7 @@ pub struct DetectArgs {
 
 pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     if args.print_commands {
-        let _ = write!(io.out, "{}", commands::text());
-        return Ok(());
+        return write!(io.out, "{}", commands::text()).map_err(stdout);
     }
     let files: Vec<&PathBuf> = [
         &args.capture,
@@ -137,8 +140,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         None => None,
     };
     findings.sort();
-    let color = args.report.colored(io.terminal.stderr);
-    write_findings(io.err, &findings, &sources, args.report.format, color);
+    report::findings_beside(io, &findings, &sources, &args.report)?;
     if args.report.format == Format::Human {
         let what = draft.as_ref().map_or("no pool".to_owned(), |d| {
             format!(
@@ -148,14 +150,14 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 d.hcas.len()
             )
         });
-        let _ = writeln!(io.err, "detected {what}: {}", summary(&findings));
+        writeln!(io.err, "detected {what}: {}", summary(&findings)).map_err(stderr)?;
     }
     let printed = pool.as_ref().is_some_and(|t| !t.is_empty());
     if let Some(text) = pool.filter(|t| !t.is_empty()) {
-        write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
+        write!(io.out, "{text}").map_err(stdout)?;
     }
     let consequence = if printed { "" } else { "; no pool was printed" };
-    super::verdict(&findings, &args.report, consequence)
+    exit::verdict(&findings, &args.report, consequence, false)
 }
 
 /// Render the pool and read it back as render would: through the loader (schema)

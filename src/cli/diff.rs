@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
-use super::diff_output::{self, Labels};
-use super::output::OutputArgs;
+use super::output_args::OutputArgs;
+use super::report;
 use crate::error::Error;
 use crate::golden::compare;
+use crate::output::comparison::Labels;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -42,5 +43,5 @@ pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             new_is_dir: true,
         }
     };
-    diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
+    report::comparison(io, &cmp, &labels, &args.report, args.semantic)
 }

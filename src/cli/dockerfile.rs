@@ -6,7 +6,8 @@ use std::sync::Arc;
 use clap::{ArgGroup, Args};
 
 use super::Streams;
-use super::output::{OutputArgs, write_findings};
+use super::output_args::OutputArgs;
+use super::report;
 use crate::diagnostics::source::{Location, Sources};
 use crate::diagnostics::{Findings, Rule};
 use crate::dockerfile::{self, Install, image_check};
@@ -73,11 +74,10 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     } else {
         None
     };
-    let color = args.report.colored(io.terminal.stderr);
-    write_findings(io.err, &findings, &sources, args.report.format, color);
-    super::verdict(&findings, &args.report, "; nothing was printed")?;
+    report::findings_beside(io, &findings, &sources, &args.report)?;
+    super::exit::verdict(&findings, &args.report, "; nothing was printed", false)?;
     if let Some(text) = text {
-        write!(io.out, "{text}").map_err(|e| Error::io(&PathBuf::from("<stdout>"), e))?;
+        write!(io.out, "{text}").map_err(super::stdout)?;
     }
     Ok(())
 }
@@ -165,5 +165,5 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
     }
     findings.sort();
     let what = format!("{checked} Dockerfile(s) checked");
-    super::report_findings(io, &findings, &sources, &args.report, &what)
+    report::findings_as_product(io, &findings, &sources, &args.report, &what)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
-use super::output::OutputArgs;
+use super::output_args::OutputArgs;
 use crate::error::Error;
 use crate::model::pool::Platform;
 use crate::model::target::{OperatorGeneration, Version};
@@ -63,5 +63,5 @@ pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         "{} PyTorchJob(s){storage} in {} file(s) linted",
         report.jobs, report.files
     );
-    super::report_findings(io, &report.findings, &report.sources, &args.report, &what)
+    super::report::findings_as_product(io, &report.findings, &report.sources, &args.report, &what)
 }

@@ -3,23 +3,29 @@
 
 mod detect;
 mod diff;
-mod diff_output;
 mod dockerfile;
+mod exit;
 mod lint;
-mod output;
+mod output_args;
 mod render;
+mod report;
 mod rules;
 mod schema;
+mod sink;
 mod validate;
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::diagnostics::Findings;
-use crate::diagnostics::escape::printable;
 use crate::error::Error;
+use crate::output::Format;
+use exit::Ended;
+use sink::Sink;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
 /// training over RDMA (RoCE / InfiniBand), explains every decision, and checks
@@ -70,8 +76,8 @@ pub struct Terminal {
     pub stderr: bool,
 }
 
-/// Parse `args`, run the command, print to the process's stdout/stderr, return the exit code.
-pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
+/// Parse `args`, run the command, print to the process's stdout/stderr; the exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let terminal = Terminal {
@@ -81,34 +87,53 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     run(args, &mut stdout.lock(), &mut stderr.lock(), terminal)
 }
 
-/// Like [`main`], writing to the given streams.
+/// Like [`main`], writing to the given streams (tests run the CLI in-process so).
 pub fn run(
     args: impl IntoIterator<Item = OsString>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     terminal: Terminal,
-) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let rendered = e.render();
-            if e.use_stderr() {
-                let _ = write!(err, "{rendered}");
-                return 2;
-            }
-            let _ = write!(out, "{rendered}");
-            return 0;
-        }
+) -> ExitCode {
+    let stdout_gone = Cell::new(false);
+    let mut out = Sink::stdout(out, &stdout_gone);
+    let mut err = Sink::stderr(err, &stdout_gone);
+    let mut io = Streams {
+        out: &mut out,
+        err: &mut err,
+        terminal,
     };
+    let ended = match Cli::try_parse_from(args) {
+        Ok(cli) => run_parsed(&cli, &mut io),
+        Err(e) => exit::tell(Ended::Arguments(e), &mut io),
+    };
+    let ended = match io.out.flush() {
+        Ok(()) => ended,
+        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io),
+    };
+    exit::code(&ended)
+}
+
+/// Run a command and say how it ended, framed for GitHub Actions when on it.
+fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
     crate::files::set_max_file_size(cli.max_file_size);
-    let paused = pause_workflow_commands(&cli.command, err);
-    let code = run_command(&cli, &mut Streams { out, err, terminal });
-    if let Some(token) = paused {
-        // Everything printed goes before the runner reads commands again.
-        let _ = out.flush();
-        let _ = writeln!(err, "::{token}::");
+    let paused = match pause_workflow_commands(&cli.command, io.err) {
+        Ok(paused) => paused,
+        Err(e) => return Ended::Ran(Err(stderr(e))),
+    };
+    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io);
+    let Some(token) = paused else {
+        return ended;
+    };
+    // Everything printed goes before the runner reads commands again.
+    let resumed = io
+        .out
+        .flush()
+        .map_err(stdout)
+        .and_then(|()| writeln!(io.err, "::{token}::").map_err(stderr));
+    match resumed {
+        Ok(()) => ended,
+        Err(e) => Ended::Ran(Err(e)),
     }
-    code
 }
 
 /// GitHub Actions runs the workflow commands it finds in a step's output: `::cmd::`
@@ -119,11 +144,14 @@ pub fn run(
 /// `::TOKEN::`, GitHub's own way to print untrusted text, on stderr (never a data
 /// stream), with a token nobody can guess. `--format github` is left alone: its
 /// annotations are meant to be read, and their text is percent-encoded.
-fn pause_workflow_commands(command: &Command, err: &mut dyn Write) -> Option<String> {
+fn pause_workflow_commands(
+    command: &Command,
+    err: &mut dyn Write,
+) -> std::io::Result<Option<String>> {
     use std::hash::{BuildHasher, Hasher};
     let on_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    if !on_actions || command.format() == Some(output::Format::Github) {
-        return None;
+    if !on_actions || command.format() == Some(Format::Github) {
+        return Ok(None);
     }
     // RandomState is keyed from the OS's random source, once per process.
     let random = std::collections::hash_map::RandomState::new();
@@ -134,13 +162,13 @@ fn pause_workflow_commands(command: &Command, err: &mut dyn Write) -> Option<Str
             format!("{:016x}", h.finish())
         })
         .collect();
-    writeln!(err, "::stop-commands::{token}").ok()?;
-    Some(token)
+    writeln!(err, "::stop-commands::{token}")?;
+    Ok(Some(token))
 }
 
 impl Command {
     /// The findings format a command was given, for the commands that take one.
-    fn format(&self) -> Option<output::Format> {
+    fn format(&self) -> Option<Format> {
         match self {
             Command::Render(a) => Some(a.report.format),
             Command::Validate(a) => Some(a.report.format),
@@ -154,9 +182,9 @@ impl Command {
     }
 }
 
-/// Run the parsed command; its exit code.
-fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> i32 {
-    let result = match &cli.command {
+/// Run the parsed command.
+fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
+    match &cli.command {
         Command::Render(args) => render::run(args, streams),
         Command::Validate(args) => validate::run(args, streams),
         Command::Lint(args) => lint::run(args, streams),
@@ -167,80 +195,23 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> i32 {
         Command::Schema(args) => schema::run(args, streams),
         Command::Dockerfile(args) => dockerfile::run(args, streams),
         Command::ImageCheck(args) => dockerfile::image_check(args, streams),
-    };
-    match result {
-        Ok(()) => 0,
-        // Differences are an outcome, not a failure: their summary is the message.
-        Err(Error::Differences { summary }) => {
-            let _ = writeln!(streams.err, "{}", printable(&summary));
-            1
-        }
-        Err(e @ Error::Findings { quiet: true, .. }) => e.code(),
-        // Messages name paths and quote values from the inputs: one line, escaped.
-        Err(e) => {
-            let _ = writeln!(streams.err, "error: {}", printable(&e.to_string()));
-            e.code()
-        }
     }
 }
 
-/// Where a command writes.
+/// Where a command writes. Writes return their errors; a reader that has gone is
+/// not one (see [`Sink`]).
 pub struct Streams<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,
     pub terminal: Terminal,
 }
 
-/// For commands whose product is their findings (validate, lint, image-check):
-/// findings on stdout, a human summary line (`what: 0 errors, ...`) on stderr, then
-/// the verdict.
-fn report_findings(
-    io: &mut Streams<'_>,
-    findings: &Findings,
-    sources: &crate::diagnostics::source::Sources,
-    args: &output::OutputArgs,
-    what: &str,
-) -> Result<(), Error> {
-    let color = args.colored(io.terminal.stdout);
-    output::write_findings(io.out, findings, sources, args.format, color);
-    if args.format == output::Format::Human {
-        let _ = writeln!(io.err, "{what}: {}", output::summary(findings));
-    }
-    verdict(findings, args, "")
+/// A write to stdout that failed, as the error that ends the command.
+fn stdout(e: std::io::Error) -> Error {
+    Error::io(Path::new("<stdout>"), e)
 }
 
-/// The error findings call for under the output options, if any.
-fn verdict(
-    findings: &Findings,
-    output: &output::OutputArgs,
-    consequence: &'static str,
-) -> Result<(), Error> {
-    verdict_with(findings, output, consequence, 1)
-}
-
-/// Like [`verdict`], with the exit code for failing findings that are not syntax errors.
-fn verdict_with(
-    findings: &Findings,
-    output: &output::OutputArgs,
-    consequence: &'static str,
-    code: i32,
-) -> Result<(), Error> {
-    if !output.failed(findings) {
-        return Ok(());
-    }
-    let warnings = if output.deny_warnings {
-        findings.count(crate::diagnostics::Severity::Warning)
-    } else {
-        0
-    };
-    Err(Error::Findings {
-        errors: findings.errors() + warnings,
-        code: if findings.has_syntax_errors() {
-            2
-        } else {
-            code
-        },
-        consequence,
-        quiet: matches!(output.format, output::Format::Json | output::Format::Github),
-    })
+/// A write to stderr that failed, as the error that ends the command.
+fn stderr(e: std::io::Error) -> Error {
+    Error::io(Path::new("<stderr>"), e)
 }

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::Streams;
-use super::diff_output::{self, Labels};
-use super::output::{OutputArgs, write_findings};
+use super::output_args::OutputArgs;
+use super::report;
+use super::{Streams, exit, stderr, stdout};
 use crate::diagnostics::escape::printable;
 use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
+use crate::output::comparison::Labels;
 use crate::pipeline::{self, Collect, Report, Request};
 
 #[derive(Debug, Args)]
@@ -94,17 +95,16 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let collect = Collect::default();
         let report = pipeline::run_with(&request, &collect, args.explain)?;
         finish_findings(args, &report, io, Mode::Write)?;
-        return write!(io.out, "{}", pipeline::stream(&collect.into_jobs()))
-            .map_err(|e| Error::io(&PathBuf::from("<stdout>"), e));
+        return write!(io.out, "{}", pipeline::stream(&collect.into_jobs())).map_err(stdout);
     };
     let mode = args.mode();
     match mode {
         Mode::Write => {
-            let writer = OutputWriter::open(dir, &mut waiting(args, io.err))?;
+            let writer = waiting(args, io.err, |w| OutputWriter::open(dir, w))?;
             let report = pipeline::run_with(&request, &writer, args.explain)?;
             finish_findings(args, &report, io, mode)?;
             let written = writer.commit(false)?;
-            let _ = writeln!(
+            writeln!(
                 io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
                 report.rendered,
@@ -112,20 +112,23 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 written.created,
                 written.updated,
                 written.unchanged
-            );
-            report_left(&written.left, io);
-            Ok(())
+            )
+            .map_err(stderr)?;
+            report_left(&written.left, io)
         }
         Mode::Check => {
             if !args.check {
-                let _ = writeln!(
+                writeln!(
                     io.err,
                     "CI is set: comparing with {} instead of writing (pass --bless to write)",
                     shown(dir)
-                );
+                )
+                .map_err(stderr)?;
             }
             // Held until the comparison ends: no writer swaps the tree meanwhile.
-            let held = OutputDir::open(dir, Access::Shared, false, &mut waiting(args, io.err))?;
+            let held = waiting(args, io.err, |w| {
+                OutputDir::open(dir, Access::Shared, false, w)
+            })?;
             let old = match &held {
                 Some(out) => OldTree::scan(out.path(), dir.clone())?,
                 None => OldTree::empty(dir.clone(), dir.clone()),
@@ -141,44 +144,55 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 new: "rendered",
                 new_is_dir: false,
             };
-            diff_output::report(io, &cmp, &labels, &args.report, args.semantic)
+            report::comparison(io, &cmp, &labels, &args.report, args.semantic)
         }
         Mode::Bless => {
-            let blessing = Blessing::new(dir, &mut waiting(args, io.err))?;
+            let blessing = waiting(args, io.err, |w| Blessing::new(dir, w))?;
             let report = pipeline::run_with(&request, &blessing, args.explain)?;
             finish_findings(args, &report, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
-            report_bless(dir, &blessed, args.prune, io);
-            Ok(())
+            report_bless(dir, &blessed, args.prune, io)
         }
     }
 }
 
-/// How to wait for another run on DIR: with a notice, so the wait is not taken for a
-/// hang, or not at all with --no-wait.
-fn waiting<'a>(args: &RenderArgs, err: &'a mut dyn Write) -> Waiting<'a> {
-    let notify = Box::new(move |dir: &Path| {
-        let _ = writeln!(
-            err,
-            "waiting for another rdmagen run to finish with {} (--no-wait fails instead)",
-            shown(dir)
-        );
-    });
-    Waiting {
+/// `open` DIR, waiting for another run on it with a notice on stderr, so the wait is
+/// not taken for a hang, or not at all with --no-wait. A notice that cannot be
+/// written fails the command like any other write.
+fn waiting<T>(
+    args: &RenderArgs,
+    err: &mut dyn Write,
+    open: impl FnOnce(&mut Waiting<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut unwritten = None;
+    let opened = open(&mut Waiting {
         no_wait: args.no_wait,
-        notify,
+        notify: Box::new(|dir: &Path| {
+            let notice = writeln!(
+                err,
+                "waiting for another rdmagen run to finish with {} (--no-wait fails instead)",
+                shown(dir)
+            );
+            unwritten = unwritten.take().or(notice.err());
+        }),
+    });
+    match unwritten {
+        Some(e) => Err(stderr(e)),
+        None => opened,
     }
 }
 
 /// What a clean-up could not remove: said, so that nobody wonders where it came from.
-fn report_left(left: &[PathBuf], io: &mut Streams<'_>) {
+fn report_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
     for path in left {
-        let _ = writeln!(
+        writeln!(
             io.err,
             "warning: could not remove {}, left by rdmagen's clean-up; delete it by hand",
             shown(path)
-        );
+        )
+        .map_err(stderr)?;
     }
+    Ok(())
 }
 
 /// Print findings and explanations; input errors end the run (exit 2 under --check,
@@ -189,20 +203,12 @@ fn finish_findings(
     io: &mut Streams<'_>,
     mode: Mode,
 ) -> Result<(), Error> {
-    let color = args.report.colored(io.terminal.stderr);
-    write_findings(
-        io.err,
-        &report.findings,
-        &report.sources,
-        args.report.format,
-        color,
-    );
-    let code = if mode == Mode::Check { 2 } else { 1 };
-    super::verdict_with(
+    report::findings_beside(io, &report.findings, &report.sources, &args.report)?;
+    exit::verdict(
         &report.findings,
         &args.report,
         "; nothing was written",
-        code,
+        mode == Mode::Check,
     )?;
     if args.explain {
         let target: &mut dyn Write = if args.output.is_some() {
@@ -210,12 +216,24 @@ fn finish_findings(
         } else {
             &mut *io.err
         };
-        explain(report, target);
+        explain(report, target).map_err(|e| {
+            // --explain goes to stdout beside -o, else to stderr.
+            if args.output.is_some() {
+                stdout(e)
+            } else {
+                stderr(e)
+            }
+        })?;
     }
     Ok(())
 }
 
-fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>) {
+fn report_bless(
+    dir: &Path,
+    blessed: &Blessed,
+    prune: bool,
+    io: &mut Streams<'_>,
+) -> Result<(), Error> {
     let w = &blessed.written;
     let mut kept = 0;
     for f in &blessed.before.files {
@@ -233,22 +251,23 @@ fn report_bless(dir: &Path, blessed: &Blessed, prune: bool, io: &mut Streams<'_>
             }
             Status::Same => continue,
         };
-        let _ = writeln!(io.err, "{what}: {}", shown(&dir.join(&f.path)));
+        writeln!(io.err, "{what}: {}", shown(&dir.join(&f.path))).map_err(stderr)?;
     }
     let stale = if prune {
         format!("{} deleted, {kept} stale kept", w.pruned.len())
     } else {
         format!("{kept} stale")
     };
-    let _ = writeln!(
+    writeln!(
         io.err,
         "blessed {}: {} created, {} updated, {} unchanged, {stale}",
         shown(dir),
         w.created,
         w.updated,
         w.unchanged,
-    );
-    report_left(&w.left, io);
+    )
+    .map_err(stderr)?;
+    report_left(&w.left, io)
 }
 
 /// A path as printed: file names in an output directory come from a repository, so
@@ -257,11 +276,12 @@ fn shown(path: &Path) -> String {
     printable(&path.to_string_lossy()).into_owned()
 }
 
-fn explain(report: &Report, w: &mut dyn Write) {
+fn explain(report: &Report, w: &mut dyn Write) -> std::io::Result<()> {
     for (job, pool, decisions) in &report.decisions {
-        let _ = writeln!(w, "{} (pool {}):", printable(job), printable(pool));
+        writeln!(w, "{} (pool {}):", printable(job), printable(pool))?;
         for d in decisions {
-            let _ = writeln!(w, "  {d}");
+            writeln!(w, "  {d}")?;
         }
     }
+    Ok(())
 }

@@ -2,11 +2,11 @@
 
 use clap::Args;
 
-use super::Streams;
-use super::output::Format;
+use super::{Streams, stdout};
 use crate::diagnostics::rule::{CATALOGUE, RuleInfo};
 use crate::diagnostics::suggest::closest;
 use crate::error::Error;
+use crate::output::{Format, json};
 
 #[derive(Debug, Args)]
 pub struct RulesArgs {
@@ -36,18 +36,17 @@ pub fn list(args: &RulesArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&rules).unwrap_or_default();
-        let _ = writeln!(io.out, "{text}");
-        return Ok(());
+        return json::document(io.out, &serde_json::Value::Array(rules)).map_err(stdout);
     }
     for r in CATALOGUE {
-        let _ = writeln!(
+        writeln!(
             io.out,
             "{}  {:<7}  {}",
             r.id,
             r.severity.to_string(),
             r.summary
-        );
+        )
+        .map_err(stdout)?;
     }
     Ok(())
 }
@@ -62,12 +61,10 @@ pub fn explain(args: &ExplainArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         .unwrap_or_else(|| "; `rdmagen rules` lists them".to_owned());
         return Err(Error::Usage(format!("no rule `{}`{hint}", args.id)));
     };
-    let _ = writeln!(
+    writeln!(
         io.out,
-        "{} ({}): {}\n",
-        rule.id, rule.severity, rule.summary
-    );
-    let _ = writeln!(io.out, "{}\n", rule.explanation);
-    let _ = writeln!(io.out, "Source: {}", rule.source);
-    Ok(())
+        "{} ({}): {}\n\n{}\n\nSource: {}",
+        rule.id, rule.severity, rule.summary, rule.explanation, rule.source
+    )
+    .map_err(stdout)
 }

@@ -29,6 +29,5 @@ pub fn run(args: &SchemaArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         Which::Pool => pretty(InputKind::Pool),
         Which::Pytorchjob => OUTPUT_SCHEMA.to_owned(),
     };
-    let _ = write!(io.out, "{text}");
-    Ok(())
+    write!(io.out, "{text}").map_err(super::stdout)
 }

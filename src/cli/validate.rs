@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
-use super::output::OutputArgs;
+use super::output_args::OutputArgs;
 use crate::error::Error;
 use crate::pipeline::{self, Discard, Request};
 
@@ -32,5 +32,5 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} job(s) checked", outcome.rendered);
-    super::report_findings(io, &outcome.findings, &outcome.sources, &args.report, &what)
+    super::report::findings_as_product(io, &outcome.findings, &outcome.sources, &args.report, &what)
 }

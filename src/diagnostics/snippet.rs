@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::diagnostics::Finding;
 use crate::diagnostics::escape::{printable, push_printable};
 use crate::diagnostics::source::Sources;
@@ -24,37 +26,45 @@ pub const ECHO_WIDTH: usize = 160;
 /// The message, the path and the echoed line are user text: they are written through
 /// [`printable`], so none of them can add a line or a terminal escape of its own.
 pub fn human(finding: &Finding, sources: &Sources) -> String {
+    let mut out = String::new();
+    write_human(&mut out, finding, sources).expect("a String takes any text");
+    out
+}
+
+fn write_human(out: &mut String, finding: &Finding, sources: &Sources) -> std::fmt::Result {
     let info = finding.rule.info();
-    let mut out = format!(
-        "{}[{}]: {}\n",
+    writeln!(
+        out,
+        "{}[{}]: {}",
         info.severity,
         info.id,
         printable(&finding.message)
-    );
+    )?;
     let gutter = finding
         .location
         .as_ref()
         .map_or(1, |at| at.line.to_string().len());
     let pad = " ".repeat(gutter);
     if let Some(at) = &finding.location {
-        let _ = writeln!(out, "{pad}--> {}", printable(&at.to_string()));
+        writeln!(out, "{pad}--> {}", printable(&at.to_string()))?;
         if let Some(line) = sources.line(at) {
             let (shown, caret_pad) = echo(line, at.column);
-            let _ = writeln!(out, "{pad} |");
-            let _ = writeln!(out, "{} | {shown}", at.line);
-            let _ = writeln!(out, "{pad} | {caret_pad}^");
+            writeln!(out, "{pad} |")?;
+            writeln!(out, "{} | {shown}", at.line)?;
+            writeln!(out, "{pad} | {caret_pad}^")?;
         }
     }
-    let _ = writeln!(
+    writeln!(
         out,
         "{pad} = {}: {} (source: {})",
         info.id, info.summary, info.source
-    );
-    out
+    )
 }
 
 /// The part of `line` shown under a finding, escaped, and the padding that puts the
-/// caret under character `column` (1-based) of what is shown.
+/// caret under character `column` (1-based) of what is shown. The padding is as wide
+/// as what precedes the caret is on screen: two columns for a CJK character, none for
+/// a combining mark (Unicode's East Asian Width, as terminals and rustc use it).
 ///
 /// A line longer than [`ECHO_WIDTH`] bytes is cut to [`ECHO_WIDTH`] characters
 /// around the column: `…` marks a cut start, `… N bytes more` a cut end. Tabs are
@@ -79,22 +89,25 @@ fn echo(line: &str, column: usize) -> (String, String) {
             end = at;
             break;
         }
-        let width = push_printable(&mut shown, c);
+        let start = shown.len();
+        push_printable(&mut shown, c);
         if first + n < target {
             match c {
                 '\t' => caret_pad.push('\t'),
-                _ => caret_pad.extend(std::iter::repeat_n(' ', width)),
+                _ => caret_pad.extend(std::iter::repeat_n(' ', shown[start..].width())),
             }
         }
     }
     if end < line.len() {
-        let _ = write!(shown, " … {} bytes more", line.len() - end);
+        shown += &format!(" … {} bytes more", line.len() - end);
     }
     (shown, caret_pad)
 }
 
 #[cfg(test)]
 mod tests {
+    use unicode_width::UnicodeWidthStr;
+
     use super::{ECHO_WIDTH, echo};
 
     #[test]
@@ -116,6 +129,18 @@ mod tests {
             echo("a\u{1b}\rx", 4),
             ("a\\u{1b}\\rx".to_owned(), " ".repeat(9))
         );
+    }
+
+    #[test]
+    fn wide_characters_before_the_column_take_two_columns_each() {
+        // `名前` is four columns on screen, `: ` two more: the caret is under `值`.
+        assert_eq!(echo("名前: 值", 5), ("名前: 值".to_owned(), " ".repeat(6)));
+        // A combining accent takes no column of its own.
+        assert_eq!(echo("e\u{301}x", 3).1, " ");
+        let (shown, caret_pad) = echo("  ｎａｍｅ: 値", 9);
+        let caret_at = caret_pad.len();
+        assert_eq!(shown[..].width(), 2 + 8 + 2 + 2);
+        assert_eq!(caret_at, 2 + 8 + 2, "{shown}\n{caret_pad}^");
     }
 
     #[test]

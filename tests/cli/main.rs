@@ -14,6 +14,7 @@ mod lint_and_report;
 mod lint_targets;
 mod namespaces;
 mod output_safety;
+mod pipes;
 mod pod_fields;
 mod pod_template;
 mod real_clusters;

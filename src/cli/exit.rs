@@ -1,0 +1,89 @@
+//! How a run ends: what is said last, and the exit code, decided in [`code`] for
+//! every command.
+
+use std::process::ExitCode;
+
+use super::output_args::OutputArgs;
+use super::{Streams, stderr, stdout};
+use crate::diagnostics::escape::printable;
+use crate::diagnostics::{Findings, Severity};
+use crate::error::Error;
+
+/// How a run ended.
+pub enum Ended {
+    /// clap refused the arguments, or printed --help or --version.
+    Arguments(clap::Error),
+    /// A command ran: `Err` is what stopped it, or what its findings or differences
+    /// call for.
+    Ran(Result<(), Error>),
+}
+
+/// The process's exit code; every run ends through here.
+///
+/// - 0: the command did its job and nothing fails the run (also --help, --version).
+/// - 1: findings fail the run (rule errors, or warnings under --deny-warnings), or a
+///   comparison (`diff`, `render --check`) found differences.
+/// - 2: the command could not do its job: usage, I/O (a write to stdout or stderr
+///   included), a file that does not parse; and under `render --check`, failing
+///   findings of any kind, so that 1 there always means "differences".
+///
+/// A reader that closes stdout early (`| head`) does not change the code: the run
+/// ends with the one it reached (see `Sink`).
+pub fn code(ended: &Ended) -> ExitCode {
+    let code = match ended {
+        Ended::Arguments(e) if !e.use_stderr() => 0,
+        Ended::Arguments(_) => 2,
+        Ended::Ran(Ok(())) => 0,
+        Ended::Ran(Err(e)) => e.code(),
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+/// Whether findings fail the run, and how: `Err(Error::Findings)` with the code
+/// [`code`] documents (2 for a file that does not parse, or under `render --check`,
+/// `checking`; else 1). `consequence` says what was not done, e.g. "; nothing was
+/// written".
+pub fn verdict(
+    findings: &Findings,
+    args: &OutputArgs,
+    consequence: &'static str,
+    checking: bool,
+) -> Result<(), Error> {
+    let warnings = findings.count(Severity::Warning);
+    if findings.errors() == 0 && !(args.deny_warnings && warnings > 0) {
+        return Ok(());
+    }
+    let denied = if args.deny_warnings { warnings } else { 0 };
+    Err(Error::Findings {
+        errors: findings.errors() + denied,
+        code: if findings.has_syntax_errors() || checking {
+            2
+        } else {
+            1
+        },
+        consequence,
+        quiet: args.format.is_machine_read(),
+    })
+}
+
+/// Say how the run ended: clap's text (help on stdout, an error on stderr), or one
+/// `error: …` line on stderr. A write that fails here ends the run as an I/O error.
+pub fn tell(ended: Ended, io: &mut Streams<'_>) -> Ended {
+    let written = match &ended {
+        Ended::Arguments(e) if e.use_stderr() => write!(io.err, "{}", e.render()).map_err(stderr),
+        Ended::Arguments(e) => write!(io.out, "{}", e.render()).map_err(stdout),
+        Ended::Ran(Ok(())) | Ended::Ran(Err(Error::Findings { quiet: true, .. })) => Ok(()),
+        // Differences are an outcome, not a failure: their summary is the message.
+        Ended::Ran(Err(Error::Differences { summary })) => {
+            writeln!(io.err, "{}", printable(summary)).map_err(stderr)
+        }
+        // Messages name paths and quote values from the inputs: one line, escaped.
+        Ended::Ran(Err(e)) => {
+            writeln!(io.err, "error: {}", printable(&e.to_string())).map_err(stderr)
+        }
+    };
+    match written {
+        Ok(()) => ended,
+        Err(e) => Ended::Ran(Err(e)),
+    }
+}

@@ -1,0 +1,19 @@
+//! The output options every reporting command takes.
+
+use clap::Args;
+
+use crate::output::{ColorChoice, Format};
+
+/// Options shared by every command that reports findings.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// How findings are printed.
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
+    pub format: Format,
+    /// When to colour human output (NO_COLOR is honoured with auto).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
+    pub color: ColorChoice,
+    /// Exit 1 when there are warnings, not only errors.
+    #[arg(long, help_heading = "Output")]
+    pub deny_warnings: bool,
+}

@@ -1,0 +1,62 @@
+//! How a command's findings or comparison reach the streams and become its verdict.
+
+use super::output_args::OutputArgs;
+use super::{Streams, exit, stderr, stdout};
+use crate::diagnostics::Findings;
+use crate::diagnostics::source::Sources;
+use crate::error::Error;
+use crate::golden::Comparison;
+use crate::output::comparison::Labels;
+use crate::output::{self, Format};
+
+/// For commands whose product is their findings (validate, lint, image-check):
+/// findings on stdout, a human summary line (`what: 0 errors, ...`) on stderr, then
+/// the verdict.
+pub fn findings_as_product(
+    io: &mut Streams<'_>,
+    findings: &Findings,
+    sources: &Sources,
+    args: &OutputArgs,
+    what: &str,
+) -> Result<(), Error> {
+    let color = args.color.colored(io.terminal.stdout);
+    output::findings(io.out, findings, sources, args.format, color).map_err(stdout)?;
+    if args.format == Format::Human {
+        writeln!(io.err, "{what}: {}", output::human::summary(findings)).map_err(stderr)?;
+    }
+    exit::verdict(findings, args, "", false)
+}
+
+/// For commands whose product is something else (render, detect, dockerfile):
+/// findings on stderr.
+pub fn findings_beside(
+    io: &mut Streams<'_>,
+    findings: &Findings,
+    sources: &Sources,
+    args: &OutputArgs,
+) -> Result<(), Error> {
+    let color = args.color.colored(io.terminal.stderr);
+    output::findings(io.err, findings, sources, args.format, color).map_err(stderr)
+}
+
+/// Print a comparison in the chosen format (the structural summary with --semantic or
+/// on a terminal); differences become the run's outcome (exit 1).
+pub fn comparison(
+    io: &mut Streams<'_>,
+    cmp: &Comparison,
+    labels: &Labels<'_>,
+    args: &OutputArgs,
+    semantic: bool,
+) -> Result<(), Error> {
+    let semantic = semantic || io.terminal.stdout;
+    let color = args.color.colored(io.terminal.stdout);
+    output::comparison(io.out, cmp, labels, args.format, semantic, color).map_err(stdout)?;
+    if cmp.is_clean() {
+        writeln!(io.err, "{}", cmp.summary()).map_err(stderr)?;
+        Ok(())
+    } else {
+        Err(Error::Differences {
+            summary: cmp.summary(),
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! Every output format, written once: findings and comparisons (`render --check`,
+//! `diff`) go through the same emitter per format, as ruff's `message/*.rs` do.
+//!
+//! Emitters write to a `dyn Write` and return its errors: what to do with a failed
+//! write (a closed pipe, a full disk) is the command line's decision, not theirs.
+//! User text (messages, paths, golden lines) is escaped here, before any colour.
+
+pub mod brief;
+pub mod comparison;
+pub mod github;
+pub mod human;
+pub mod json;
+
+use std::io::{self, Write};
+
+use clap::ValueEnum;
+
+use crate::diagnostics::Findings;
+use crate::diagnostics::source::Sources;
+use crate::golden::Comparison;
+use comparison::Labels;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style text with the offending line.
+    Human,
+    /// One line per finding (or per changed file).
+    Brief,
+    /// One JSON document with every finding.
+    Json,
+    /// GitHub Actions annotations (`::error file=…,line=…::…`).
+    Github,
+}
+
+impl Format {
+    /// Formats a program reads: no prose (summaries, "error: …") beside them.
+    pub fn is_machine_read(self) -> bool {
+        matches!(self, Format::Json | Format::Github)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and NO_COLOR is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour output going to a stream that is (or is not) a terminal.
+    pub fn colored(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
+
+/// Write every finding in `format` (only human output is ever coloured).
+pub fn findings(
+    w: &mut dyn Write,
+    findings: &Findings,
+    sources: &Sources,
+    format: Format,
+    color: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Human => human::findings(w, findings, sources, color),
+        Format::Brief => brief::findings(w, findings),
+        Format::Json => json::findings(w, findings),
+        Format::Github => github::findings(w, findings),
+    }
+}
+
+/// Write a comparison in `format`; `semantic` adds the structural summary to human
+/// output.
+pub fn comparison(
+    w: &mut dyn Write,
+    cmp: &Comparison,
+    labels: &Labels<'_>,
+    format: Format,
+    semantic: bool,
+    color: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Human => human::comparison(w, cmp, labels, semantic, color),
+        Format::Brief => brief::comparison(w, cmp, labels),
+        Format::Json => json::comparison(w, cmp, labels),
+        Format::Github => github::comparison(w, cmp, labels),
+    }
+}
