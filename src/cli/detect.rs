@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::Streams;
 use super::output_args::OutputArgs;
-use super::report;
+use super::present;
 use super::{exit, stderr, stdout};
 use crate::detect::decide::{self, Options};
 use crate::detect::{Observations, capture, commands};
@@ -93,7 +93,7 @@ pub struct DetectArgs {
     #[arg(long)]
     pub in_pod: bool,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -140,8 +140,8 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         None => None,
     };
     findings.sort();
-    report::findings_beside(io, &findings, &sources, &args.report)?;
-    if args.report.format == Format::Human {
+    present::findings_beside(io, &findings, &sources, &args.print)?;
+    if args.print.format == Format::Human {
         let what = draft.as_ref().map_or("no pool".to_owned(), |d| {
             format!(
                 "{} pool `{}`, {} data NIC(s)",
@@ -157,7 +157,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         write!(io.out, "{text}").map_err(stdout)?;
     }
     let consequence = if printed { "" } else { "; no pool was printed" };
-    exit::verdict(&findings, &args.report, consequence, false)
+    exit::verdict(&findings, &args.print, consequence, false)
 }
 
 /// Render the pool and read it back as render would: through the loader (schema)

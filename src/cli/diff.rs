@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::Streams;
 use super::output_args::OutputArgs;
-use super::report;
+use super::present;
 use crate::error::Error;
 use crate::golden::compare;
 use crate::output::comparison::Labels;
@@ -22,7 +22,7 @@ pub struct DiffArgs {
     #[arg(long)]
     pub semantic: bool,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -43,5 +43,5 @@ pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             new_is_dir: true,
         }
     };
-    report::comparison(io, &cmp, &labels, &args.report, args.semantic)
+    present::comparison(io, &cmp, &labels, &args.print, args.semantic)
 }

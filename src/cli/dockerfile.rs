@@ -7,7 +7,7 @@ use clap::{ArgGroup, Args};
 
 use super::Streams;
 use super::output_args::OutputArgs;
-use super::report;
+use super::present;
 use crate::diagnostics::source::{Location, Sources};
 use crate::diagnostics::{Findings, Rule};
 use crate::dockerfile::{self, Install, image_check};
@@ -39,7 +39,7 @@ pub struct DockerfileArgs {
     #[arg(long, requires = "base")]
     pub full: bool,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -74,8 +74,8 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     } else {
         None
     };
-    report::findings_beside(io, &findings, &sources, &args.report)?;
-    super::exit::verdict(&findings, &args.report, "; nothing was printed", false)?;
+    present::findings_beside(io, &findings, &sources, &args.print)?;
+    super::exit::verdict(&findings, &args.print, "; nothing was printed", false)?;
     if let Some(text) = text {
         write!(io.out, "{text}").map_err(super::stdout)?;
     }
@@ -142,7 +142,7 @@ pub struct ImageCheckArgs {
     #[arg(long, value_enum, default_value_t = Platform::Generic)]
     pub platform: Platform,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -165,5 +165,5 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
     }
     findings.sort();
     let what = format!("{checked} Dockerfile(s) checked");
-    report::findings_as_product(io, &findings, &sources, &args.report, &what)
+    present::findings_as_product(io, &findings, &sources, &args.print, &what)
 }

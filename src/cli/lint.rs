@@ -28,7 +28,7 @@ pub struct LintArgs {
     #[arg(long, value_enum)]
     pub platform: Option<Platform>,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 fn parse_version(text: &str) -> Result<Version, String> {
@@ -51,17 +51,17 @@ impl LintArgs {
 }
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let report = lint::lint(&args.manifests, &args.facts())?;
-    if let Some(why) = report.nothing_linted(&args.manifests) {
+    let linted = lint::lint(&args.manifests, &args.facts())?;
+    if let Some(why) = linted.nothing_linted(&args.manifests) {
         return Err(Error::Usage(why));
     }
-    let storage = match report.volumes_and_claims {
+    let storage = match linted.volumes_and_claims {
         0 => String::new(),
         n => format!(" and {n} PersistentVolume(Claim)(s)"),
     };
     let what = format!(
         "{} PyTorchJob(s){storage} in {} file(s) linted",
-        report.jobs, report.files
+        linted.jobs, linted.files
     );
-    super::report::findings_as_product(io, &report.findings, &report.sources, &args.report, &what)
+    super::present::findings_as_product(io, &linted.findings, &linted.sources, &args.print, &what)
 }

@@ -7,8 +7,8 @@ mod dockerfile;
 mod exit;
 mod lint;
 mod output_args;
+mod present;
 mod render;
-mod report;
 mod rules;
 mod schema;
 mod sink;
@@ -170,13 +170,13 @@ impl Command {
     /// The findings format a command was given, for the commands that take one.
     fn format(&self) -> Option<Format> {
         match self {
-            Command::Render(a) => Some(a.report.format),
-            Command::Validate(a) => Some(a.report.format),
-            Command::Lint(a) => Some(a.report.format),
-            Command::Diff(a) => Some(a.report.format),
-            Command::Detect(a) => Some(a.report.format),
-            Command::Dockerfile(a) => Some(a.report.format),
-            Command::ImageCheck(a) => Some(a.report.format),
+            Command::Render(a) => Some(a.print.format),
+            Command::Validate(a) => Some(a.print.format),
+            Command::Lint(a) => Some(a.print.format),
+            Command::Diff(a) => Some(a.print.format),
+            Command::Detect(a) => Some(a.print.format),
+            Command::Dockerfile(a) => Some(a.print.format),
+            Command::ImageCheck(a) => Some(a.print.format),
             Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
         }
     }

@@ -1,10 +1,10 @@
-//! The output options every reporting command takes.
+//! The output options of every command that prints findings or differences.
 
 use clap::Args;
 
 use crate::output::{ColorChoice, Format};
 
-/// Options shared by every command that reports findings.
+/// How findings and differences are printed, and whether warnings fail the run.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// How findings are printed.

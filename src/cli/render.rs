@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::output_args::OutputArgs;
-use super::report;
+use super::present;
 use super::{Streams, exit, stderr, stdout};
 use crate::diagnostics::escape::printable;
 use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
 use crate::output::comparison::Labels;
-use crate::pipeline::{self, Collect, Report, Request};
+use crate::pipeline::{self, Collect, Outcome, Request};
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -61,7 +61,7 @@ pub struct RenderArgs {
     #[arg(long, help_heading = "Golden files")]
     pub semantic: bool,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 /// What `render -o DIR` does with DIR.
@@ -93,28 +93,28 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     };
     let Some(dir) = &args.output else {
         let collect = Collect::default();
-        let report = pipeline::run_with(&request, &collect, args.explain)?;
-        finish_findings(args, &report, io, Mode::Write)?;
+        let outcome = pipeline::run_with(&request, &collect, args.explain)?;
+        finish_findings(args, &outcome, io, Mode::Write)?;
         return write!(io.out, "{}", pipeline::stream(&collect.into_jobs())).map_err(stdout);
     };
     let mode = args.mode();
     match mode {
         Mode::Write => {
             let writer = waiting(args, io.err, |w| OutputWriter::open(dir, w))?;
-            let report = pipeline::run_with(&request, &writer, args.explain)?;
-            finish_findings(args, &report, io, mode)?;
+            let outcome = pipeline::run_with(&request, &writer, args.explain)?;
+            finish_findings(args, &outcome, io, mode)?;
             let written = writer.commit(false)?;
             writeln!(
                 io.err,
                 "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
-                report.rendered,
+                outcome.rendered,
                 shown(dir),
                 written.created,
                 written.updated,
                 written.unchanged
             )
             .map_err(stderr)?;
-            report_left(&written.left, io)
+            print_left(&written.left, io)
         }
         Mode::Check => {
             if !args.check {
@@ -134,8 +134,8 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 None => OldTree::empty(dir.clone(), dir.clone()),
             };
             let comparator = Comparator::new(old.into(), true);
-            let report = pipeline::run_with(&request, &comparator, args.explain)?;
-            finish_findings(args, &report, io, mode)?;
+            let outcome = pipeline::run_with(&request, &comparator, args.explain)?;
+            finish_findings(args, &outcome, io, mode)?;
             let cmp = comparator.finish()?;
             drop(held);
             let label = dir.to_string_lossy();
@@ -144,14 +144,14 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 new: "rendered",
                 new_is_dir: false,
             };
-            report::comparison(io, &cmp, &labels, &args.report, args.semantic)
+            present::comparison(io, &cmp, &labels, &args.print, args.semantic)
         }
         Mode::Bless => {
             let blessing = waiting(args, io.err, |w| Blessing::new(dir, w))?;
-            let report = pipeline::run_with(&request, &blessing, args.explain)?;
-            finish_findings(args, &report, io, mode)?;
+            let outcome = pipeline::run_with(&request, &blessing, args.explain)?;
+            finish_findings(args, &outcome, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
-            report_bless(dir, &blessed, args.prune, io)
+            print_blessed(dir, &blessed, args.prune, io)
         }
     }
 }
@@ -183,7 +183,7 @@ fn waiting<T>(
 }
 
 /// What a clean-up could not remove: said, so that nobody wonders where it came from.
-fn report_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
+fn print_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
     for path in left {
         writeln!(
             io.err,
@@ -199,14 +199,14 @@ fn report_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
 /// where 1 means "differences").
 fn finish_findings(
     args: &RenderArgs,
-    report: &Report,
+    outcome: &Outcome,
     io: &mut Streams<'_>,
     mode: Mode,
 ) -> Result<(), Error> {
-    report::findings_beside(io, &report.findings, &report.sources, &args.report)?;
+    present::findings_beside(io, &outcome.findings, &outcome.sources, &args.print)?;
     exit::verdict(
-        &report.findings,
-        &args.report,
+        &outcome.findings,
+        &args.print,
         "; nothing was written",
         mode == Mode::Check,
     )?;
@@ -216,7 +216,7 @@ fn finish_findings(
         } else {
             &mut *io.err
         };
-        explain(report, target).map_err(|e| {
+        explain(outcome, target).map_err(|e| {
             // --explain goes to stdout beside -o, else to stderr.
             if args.output.is_some() {
                 stdout(e)
@@ -228,7 +228,7 @@ fn finish_findings(
     Ok(())
 }
 
-fn report_bless(
+fn print_blessed(
     dir: &Path,
     blessed: &Blessed,
     prune: bool,
@@ -267,7 +267,7 @@ fn report_bless(
         w.unchanged,
     )
     .map_err(stderr)?;
-    report_left(&w.left, io)
+    print_left(&w.left, io)
 }
 
 /// A path as printed: file names in an output directory come from a repository, so
@@ -276,8 +276,8 @@ fn shown(path: &Path) -> String {
     printable(&path.to_string_lossy()).into_owned()
 }
 
-fn explain(report: &Report, w: &mut dyn Write) -> std::io::Result<()> {
-    for (job, pool, decisions) in &report.decisions {
+fn explain(outcome: &Outcome, w: &mut dyn Write) -> std::io::Result<()> {
+    for (job, pool, decisions) in &outcome.decisions {
         writeln!(w, "{} (pool {}):", printable(job), printable(pool))?;
         for d in decisions {
             writeln!(w, "  {d}")?;

@@ -21,7 +21,7 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     #[command(flatten)]
-    pub report: OutputArgs,
+    pub print: OutputArgs,
 }
 
 pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -32,5 +32,5 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} job(s) checked", outcome.rendered);
-    super::report::findings_as_product(io, &outcome.findings, &outcome.sources, &args.report, &what)
+    super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &args.print, &what)
 }

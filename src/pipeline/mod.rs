@@ -48,7 +48,7 @@ pub struct Request {
 /// What a streaming run found: findings (sorted), the sources they point into, how
 /// many jobs rendered, and every decision when asked for.
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct Outcome {
     pub findings: Findings,
     pub sources: Sources,
     pub rendered: usize,
@@ -66,7 +66,7 @@ pub struct Report {
 /// text the first pass read: holding every parsed job between the passes cost 17 KB
 /// a job (200 MB at 10 000, bench/RESULTS.md), parsing again about a tenth of the CPU.
 /// Rendered files are not kept either: each goes to the sink at once.
-pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Report, Error> {
+pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Outcome, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
     let verifier = Verifier::new();
     let (inputs, pool_files) = {
@@ -150,7 +150,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Rep
             sources.add(at.file.clone(), text);
         }
     }
-    Ok(Report {
+    Ok(Outcome {
         findings: total.findings,
         sources,
         rendered: total.rendered,

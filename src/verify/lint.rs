@@ -17,7 +17,7 @@ use crate::yaml::tree_value::to_value;
 
 /// What a lint run found, and over how much.
 #[derive(Debug, Default)]
-pub struct LintReport {
+pub struct Linted {
     pub findings: Findings,
     pub sources: Sources,
     pub files: usize,
@@ -32,7 +32,7 @@ pub struct LintReport {
     pub near_misses: Vec<String>,
 }
 
-impl LintReport {
+impl Linted {
     /// Why nothing was linted, when nothing was and nothing else went wrong: a run
     /// that checked no PyTorchJob must not pass as clean (a `kind` typo, a Pool file,
     /// an empty folder). `paths` are what the user named.
@@ -63,8 +63,8 @@ impl LintReport {
 
     /// The checks that need every file read: claims against the PVs of the whole run.
     pub fn finish(&mut self) {
-        for (rule, message, at) in storage::check(&self.volumes, &self.claims) {
-            self.findings.at(rule, message, at);
+        for finding in storage::check(&self.volumes, &self.claims) {
+            self.findings.add(finding);
         }
         self.volumes.clear();
         self.claims.clear();
@@ -74,54 +74,54 @@ impl LintReport {
 /// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
 /// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
 /// Other documents (Services, ConfigMaps, ...) are skipped.
-pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<LintReport, Error> {
-    let mut report = LintReport::default();
+pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<Linted, Error> {
+    let mut linted = Linted::default();
     for path in yaml_files(paths)? {
         let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
         let name = display_name(&path);
-        lint_text(&mut report, name, text, facts);
-        report.files += 1;
+        lint_text(&mut linted, name, text, facts);
+        linted.files += 1;
     }
-    report.finish();
-    report.findings.sort();
-    Ok(report)
+    linted.finish();
+    linted.findings.sort();
+    Ok(linted)
 }
 
-/// Lint one file's text into `report`; call [`LintReport::finish`] after the last.
-pub fn lint_text(report: &mut LintReport, name: Arc<str>, text: String, facts: &ManifestFacts) {
+/// Lint one file's text into `linted`; call [`Linted::finish`] after the last.
+pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
-    report.sources.add(name.clone(), text.clone());
+    linted.sources.add(name.clone(), text.clone());
     let docs = match parse_documents(&name, &text) {
         Ok(docs) => docs,
         Err(e) => {
-            e.report(name, &mut report.findings);
+            e.report(name, &mut linted.findings);
             return;
         }
     };
     for doc in docs {
         let value = to_value(&doc.root);
         if let Some(volume) = storage::volume(&value) {
-            report.volumes.push(volume);
-            report.volumes_and_claims += 1;
+            linted.volumes.push(volume);
+            linted.volumes_and_claims += 1;
             continue;
         }
         if let Some(claim) = storage::claim(&value, |p| doc.locate_pointer(p)) {
-            report.claims.push(claim);
-            report.volumes_and_claims += 1;
+            linted.claims.push(claim);
+            linted.volumes_and_claims += 1;
             continue;
         }
         if !manifest::is_pytorchjob(&value) {
             if let Some((pointer, why)) = near_miss(&value) {
                 let at = doc.locate_pointer(pointer);
-                report.near_misses.push(format!("{at}: {why}"));
+                linted.near_misses.push(format!("{at}: {why}"));
             }
             continue;
         }
-        report.jobs += 1;
+        linted.jobs += 1;
         for mut finding in manifest::check(&value, facts) {
             let pointer = finding.pointer.as_deref().unwrap_or("");
             finding.location = Some(doc.locate_pointer(pointer));
-            report.findings.add(finding);
+            linted.findings.add(finding);
         }
     }
 }

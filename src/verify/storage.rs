@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use crate::diagnostics::Rule;
 use crate::diagnostics::source::Location;
+use crate::diagnostics::{Finding, Rule};
 
 /// A PersistentVolume, as far as binding a claim is concerned.
 #[derive(Debug, Clone)]
@@ -148,7 +148,7 @@ fn static_intent(claim: &Claim, volumes: &[Volume]) -> Option<(String, String)> 
 
 /// A claim that names its PV (volumeName) with a class the PV does not have: it stays
 /// Pending.
-fn mismatch(claim: &Claim, class: &str, volumes: &[Volume]) -> Option<(Rule, String, Location)> {
+fn mismatch(claim: &Claim, class: &str, volumes: &[Volume]) -> Option<Finding> {
     let pv = volumes
         .iter()
         .find(|v| Some(&v.name) == claim.volume_name.as_ref())?;
@@ -160,12 +160,12 @@ fn mismatch(claim: &Claim, class: &str, volumes: &[Volume]) -> Option<(Rule, Str
             pv.name,
             class_of(Some(pv))
         );
-        (Rule::StaticClaimClass, message, claim.at.clone())
+        Finding::new(Rule::StaticClaimClass, message, Some(claim.at.clone()))
     })
 }
 
-/// Every claim meant for a static PV that would not bind it, as (rule, message, where).
-pub fn check(volumes: &[Volume], claims: &[Claim]) -> Vec<(Rule, String, Location)> {
+/// Every claim meant for a static PV that would not bind it, at the claim.
+pub fn check(volumes: &[Volume], claims: &[Claim]) -> Vec<Finding> {
     claims
         .iter()
         .filter_map(|claim| {
@@ -179,7 +179,11 @@ pub fn check(volumes: &[Volume], claims: &[Claim]) -> Vec<(Rule, String, Locatio
                 "PersistentVolumeClaim `{}` {intent} but {class}: on a cluster with a default StorageClass it gets that class and never binds the static PV; write {fix}",
                 claim.name
             );
-            Some((Rule::StaticClaimClass, message, claim.at.clone()))
+            Some(Finding::new(
+                Rule::StaticClaimClass,
+                message,
+                Some(claim.at.clone()),
+            ))
         })
         .collect()
 }
@@ -238,9 +242,9 @@ mod tests {
         let found = check(&[seed_pv], &[seed_pvc]);
         assert_eq!(found.len(), 1);
         assert!(
-            found[0].1.starts_with("PersistentVolumeClaim `data` is written with the class-less PersistentVolume `data-pv` but has `storageClassName:` with no value"),
+            found[0].message.starts_with("PersistentVolumeClaim `data` is written with the class-less PersistentVolume `data-pv` but has `storageClassName:` with no value"),
             "{}",
-            found[0].1
+            found[0].message
         );
     }
 
@@ -267,10 +271,10 @@ mod tests {
         );
         assert!(
             found[0]
-                .1
+                .message
                 .ends_with("write storageClassName: fast (the PV's class)"),
             "{}",
-            found[0].1
+            found[0].message
         );
         // A claim of another class than the PV it names stays Pending.
         let slow = pvc(serde_json::json!({"volumeName": "data-pv", "storageClassName": "slow"}));

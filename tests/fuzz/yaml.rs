@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use rdmagen::diagnostics::Findings;
 use rdmagen::model::load;
 use rdmagen::pipeline::{self, Collect, Request};
-use rdmagen::verify::lint::{LintReport, lint_text};
+use rdmagen::verify::lint::{Linted, lint_text};
 use rdmagen::verify::manifest::ManifestFacts;
 use rdmagen::yaml::{fast_yaml, tree, tree_value};
 
@@ -67,7 +67,7 @@ proptest! {
     #[test]
     fn lint_findings_point_inside_the_file(text in input(&YAML)) {
         let checked = guard::run("lint_text", move || {
-            let mut report = LintReport::default();
+            let mut report = Linted::default();
             lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone(), &ManifestFacts::default());
             report.finish();
             let layout = Layout::new("fuzz.yaml", &text, Lines::Yaml);
