@@ -10,7 +10,7 @@ pub struct OutputArgs {
     /// How findings are printed.
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
-    /// When to colour human output (NO_COLOR is honoured with auto).
+    /// When to colour human output (auto follows NO_COLOR, CLICOLOR, CLICOLOR_FORCE and TERM).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
     pub color: ColorChoice,
     /// Exit 1 when there are warnings, not only errors.

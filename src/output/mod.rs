@@ -41,7 +41,8 @@ impl Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Colour when writing to a terminal and NO_COLOR is not set.
+    /// Colour when writing to a terminal, as NO_COLOR, CLICOLOR, CLICOLOR_FORCE and
+    /// TERM=dumb say.
     Auto,
     Always,
     Never,
@@ -53,10 +54,35 @@ impl ColorChoice {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+            ColorChoice::Auto => auto_color(
+                is_terminal,
+                anstyle_query::no_color(),
+                anstyle_query::clicolor_force(),
+                anstyle_query::clicolor(),
+                anstyle_query::term_supports_color(),
+            ),
         }
+    }
+}
+
+/// `--color auto` as clap's own output (anstream) decides it: NO_COLOR turns colour
+/// off, CLICOLOR_FORCE on even into a pipe, CLICOLOR=0 off; otherwise a terminal gets
+/// colour unless TERM is unset or `dumb` (CLICOLOR=1 overrides TERM).
+fn auto_color(
+    is_terminal: bool,
+    no_color: bool,
+    force: bool,
+    clicolor: Option<bool>,
+    term_supports_color: bool,
+) -> bool {
+    if no_color {
+        false
+    } else if force {
+        true
+    } else if clicolor == Some(false) {
+        false
+    } else {
+        is_terminal && (term_supports_color || clicolor == Some(true))
     }
 }
 
@@ -91,5 +117,31 @@ pub fn comparison(
         Format::Brief => brief::comparison(w, cmp, labels),
         Format::Json => json::comparison(w, cmp, labels),
         Format::Github => github::comparison(w, cmp, labels),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auto_color;
+
+    #[test]
+    fn auto_colour_follows_the_terminal_and_the_conventional_variables() {
+        // (terminal, NO_COLOR, CLICOLOR_FORCE, CLICOLOR, TERM supports colour) → colour
+        let cases = [
+            ((true, false, false, None, true), true),
+            ((false, false, false, None, true), false),
+            ((true, false, false, None, false), false), // TERM=dumb or unset
+            ((true, false, false, Some(true), false), true), // CLICOLOR=1 beats TERM
+            ((true, false, false, Some(false), true), false), // CLICOLOR=0
+            ((false, false, true, None, false), true),  // CLICOLOR_FORCE into a pipe
+            ((true, true, true, Some(true), true), false), // NO_COLOR wins
+        ];
+        for ((terminal, no, force, cli, term), want) in cases {
+            assert_eq!(
+                auto_color(terminal, no, force, cli, term),
+                want,
+                "{terminal} {no} {force} {cli:?} {term}"
+            );
+        }
     }
 }

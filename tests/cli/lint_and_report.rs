@@ -282,3 +282,26 @@ fn the_readme_diagnostic_is_the_tools_output() {
         "README.md's diagnostic is stale; the tool prints:\n{printed}"
     );
 }
+
+/// `--color auto` (the default) follows CLICOLOR_FORCE into a pipe, and NO_COLOR over it.
+#[test]
+fn auto_colour_follows_clicolor_force_and_no_color() {
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rdmagen"));
+        cmd.args(["validate", "tests/bad/ib-tc.yaml"])
+            .current_dir(root())
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        text(&cmd.output().unwrap().stdout)
+    };
+    let always = text(&rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--color", "always"]).stdout);
+    assert!(always.contains('\u{1b}'));
+    assert_eq!(run(&[("CLICOLOR_FORCE", "1")]), always);
+    let plain = run(&[]);
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    assert_eq!(run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]), plain);
+}

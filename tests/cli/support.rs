@@ -14,6 +14,7 @@ pub fn rdmagen(args: &[&str]) -> Output {
         .current_dir(root())
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
+        .env_remove("CLICOLOR_FORCE")
         .output()
         .expect("rdmagen runs")
 }
@@ -25,6 +26,7 @@ pub fn rdmagen_in(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
+        .env_remove("CLICOLOR_FORCE")
         .output()
         .expect("rdmagen runs")
 }
