@@ -64,7 +64,7 @@ pub struct Outcome {
 /// name and namespace (they decide each job's directory). The second resolves,
 /// renders and verifies the jobs in parallel, parsing each job file again from the
 /// text the first pass read: holding every parsed job between the passes cost 17 KB
-/// a job (200 MB at 10 000, bench/RESULTS.md), parsing again about a tenth of the CPU.
+/// a job (225 MB at 10 000), parsing again 7% more CPU (bench/RESULTS.md).
 /// Rendered files are not kept either: each goes to the sink at once.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Outcome, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
