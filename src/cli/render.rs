@@ -50,6 +50,15 @@ pub struct RenderArgs {
         help_heading = "Golden files"
     )]
     pub bless: bool,
+    /// Write DIR even when CI is set: a pipeline that renders manifests to apply, not
+    /// one that checks golden files.
+    #[arg(
+        long,
+        requires = "output",
+        group = "mode",
+        help_heading = "Golden files"
+    )]
+    pub write: bool,
     /// With --bless, delete the files in DIR that rdmagen wrote (listed in
     /// DIR/.rdmagen-owned) and that no input renders any more.
     #[arg(long, requires = "bless", help_heading = "Golden files")]
@@ -73,16 +82,26 @@ enum Mode {
 }
 
 impl RenderArgs {
-    /// With CI set, a plain `-o DIR` compares instead of writing (--bless writes).
+    /// With CI set, a plain `-o DIR` compares instead of writing (--bless and --write
+    /// write).
     fn mode(&self) -> Mode {
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-        match (self.check, self.bless) {
-            (true, _) => Mode::Check,
-            (_, true) => Mode::Bless,
-            _ if ci => Mode::Check,
+        match (self.check, self.bless, self.write) {
+            (true, ..) => Mode::Check,
+            (_, true, _) => Mode::Bless,
+            (.., true) => Mode::Write,
+            _ if ci_is_set() => Mode::Check,
             _ => Mode::Write,
         }
     }
+}
+
+/// Whether this is a CI run: `CI` set to anything but empty, `0`, `false`, `no` or
+/// `off` (CI services set `CI=true`; a user turning it off writes one of those).
+fn ci_is_set() -> bool {
+    std::env::var("CI").is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+    })
 }
 
 pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -118,9 +137,16 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         }
         Mode::Check => {
             if !args.check {
+                // Comparing with a directory that is not there cannot be what was meant.
+                if std::fs::symlink_metadata(dir).is_err() {
+                    return Err(Error::Usage(format!(
+                        "CI is set, so `render -o {0}` compares with {0} instead of writing it, and {0} does not exist: pass --write to render into it (--check to compare, --bless to update golden files)",
+                        shown(dir)
+                    )));
+                }
                 writeln!(
                     io.err,
-                    "CI is set: comparing with {} instead of writing (pass --bless to write)",
+                    "CI is set: comparing with {} instead of writing (pass --write or --bless to write)",
                     shown(dir)
                 )
                 .map_err(stderr)?;

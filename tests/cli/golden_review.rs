@@ -280,16 +280,44 @@ fn in_ci_nothing_is_written_without_bless() {
         cmd.output().unwrap()
     };
     let out = run(&[]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "compared, found the files missing"
+    assert_eq!(out.status.code(), Some(2), "a missing DIR is not compared");
+    assert!(
+        text(&out.stderr).contains("does not exist: pass --write to render into it"),
+        "{}",
+        text(&out.stderr)
     );
-    assert!(text(&out.stderr).contains("CI is set: comparing"));
     assert!(!target.exists());
     assert!(run(&["--bless"]).status.success());
     assert!(target.join(FILE).exists());
-    assert!(run(&[]).status.success());
+    let out = run(&[]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("CI is set: comparing"));
+}
+
+#[test]
+fn a_deploy_pipeline_writes_with_write_and_ci_false_is_not_ci() {
+    for (ci, extra) in [
+        ("true", &["--write"][..]),
+        ("false", &[]),
+        ("0", &[]),
+        ("", &[]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("fresh");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+            .args(["render", EX, "-o", target.to_str().unwrap()])
+            .args(extra)
+            .current_dir(root())
+            .env("CI", ci)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "CI={ci:?} {extra:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(target.join(FILE).exists(), "CI={ci:?} {extra:?}");
+    }
 }
 
 #[test]
