@@ -28,7 +28,7 @@ pub enum Ended {
 ///   findings of any kind, so that 1 there always means "differences".
 ///
 /// A reader that closes stdout early (`| head`) does not change the code: the run
-/// ends with the one it reached (see `Sink`).
+/// ends with the one it reached (see `StdStream`).
 pub fn code(ended: &Ended) -> ExitCode {
     let code = match ended {
         Ended::Arguments(e) if !e.use_stderr() => 0,

@@ -11,7 +11,7 @@ mod present;
 mod render;
 mod rules;
 mod schema;
-mod sink;
+mod std_stream;
 mod validate;
 
 use std::cell::Cell;
@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use crate::error::Error;
 use crate::output::Format;
 use exit::Ended;
-use sink::Sink;
+use std_stream::StdStream;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
 /// training over RDMA (RoCE / InfiniBand), explains every decision, and checks
@@ -95,8 +95,8 @@ pub fn run(
     terminal: Terminal,
 ) -> ExitCode {
     let stdout_gone = Cell::new(false);
-    let mut out = Sink::stdout(out, &stdout_gone);
-    let mut err = Sink::stderr(err, &stdout_gone);
+    let mut out = StdStream::stdout(out, &stdout_gone);
+    let mut err = StdStream::stderr(err, &stdout_gone);
     let mut io = Streams {
         out: &mut out,
         err: &mut err,
@@ -199,7 +199,7 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
 }
 
 /// Where a command writes. Writes return their errors; a reader that has gone is
-/// not one (see [`Sink`]).
+/// not one (see [`StdStream`]).
 pub struct Streams<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,

@@ -14,18 +14,18 @@ use std::io::{self, ErrorKind, Write};
 /// is a verdict (findings, differences) that a `pipefail` pipeline should see however
 /// much of the output its reader wanted. A closed stderr silences only stderr, so the
 /// manifests on stdout are never cut short by it. Every other error is returned.
-pub struct Sink<'a> {
+pub struct StdStream<'a> {
     inner: &'a mut dyn Write,
     /// This stream's reader has gone.
     gone: bool,
-    /// stdout's reader has gone: set by stdout's sink, read by both.
+    /// stdout's reader has gone: set by stdout's stream, read by both.
     stdout_gone: &'a Cell<bool>,
     is_stdout: bool,
 }
 
-impl<'a> Sink<'a> {
+impl<'a> StdStream<'a> {
     pub fn stdout(inner: &'a mut dyn Write, stdout_gone: &'a Cell<bool>) -> Self {
-        Sink {
+        StdStream {
             inner,
             gone: false,
             stdout_gone,
@@ -34,9 +34,9 @@ impl<'a> Sink<'a> {
     }
 
     pub fn stderr(inner: &'a mut dyn Write, stdout_gone: &'a Cell<bool>) -> Self {
-        Sink {
+        StdStream {
             is_stdout: false,
-            ..Sink::stdout(inner, stdout_gone)
+            ..StdStream::stdout(inner, stdout_gone)
         }
     }
 
@@ -59,7 +59,7 @@ impl<'a> Sink<'a> {
     }
 }
 
-impl Write for Sink<'_> {
+impl Write for StdStream<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.dropping() {
             return Ok(buf.len());
@@ -119,8 +119,8 @@ mod tests {
         };
         let mut err_buf = Vec::new();
         {
-            let mut out = Sink::stdout(&mut out_pipe, &gone);
-            let mut err = Sink::stderr(&mut err_buf, &gone);
+            let mut out = StdStream::stdout(&mut out_pipe, &gone);
+            let mut err = StdStream::stderr(&mut err_buf, &gone);
             writeln!(err, "before").unwrap();
             writeln!(out, "one line too long").unwrap();
             writeln!(out, "more").unwrap();
@@ -140,8 +140,8 @@ mod tests {
         };
         let mut out_buf = Vec::new();
         {
-            let mut err = Sink::stderr(&mut err_pipe, &gone);
-            let mut out = Sink::stdout(&mut out_buf, &gone);
+            let mut err = StdStream::stderr(&mut err_pipe, &gone);
+            let mut out = StdStream::stdout(&mut out_buf, &gone);
             writeln!(err, "lost").unwrap();
             writeln!(out, "kept").unwrap();
         }
@@ -161,7 +161,7 @@ mod tests {
         }
         let gone = Cell::new(false);
         let mut full = Full;
-        let mut out = Sink::stdout(&mut full, &gone);
+        let mut out = StdStream::stdout(&mut full, &gone);
         assert!(writeln!(out, "x").is_err());
     }
 }
