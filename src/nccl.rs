@@ -54,13 +54,13 @@ pub fn is_operator_managed(name: &str) -> bool {
 /// The integer variables NCCL reads, with the range it accepts: the one table both
 /// the env check and the Pool's network fields are held against. Timeout, retry count,
 /// traffic class and service level are InfiniBand verbs fields of 5, 3, 8 and 4 bits;
-/// GID index -1 asks NCCL to pick (2.21+); QPs per connection and cross-NIC as NCCL's
-/// env page documents them.
+/// for the traffic class and the service level NCCL reads -1 as "unset", its default
+/// (NCCL_IB_TC: `connect.cc:20`), and for the GID index as "pick one" (2.21+); QPs per connection and cross-NIC as NCCL's env page gives them.
 const INTEGER_RANGES: &[(&str, i64, i64)] = &[
     ("NCCL_IB_TIMEOUT", 0, 31),
     ("NCCL_IB_RETRY_CNT", 0, 7),
-    ("NCCL_IB_TC", 0, 255),
-    ("NCCL_IB_SL", 0, 15),
+    ("NCCL_IB_TC", -1, 255),
+    ("NCCL_IB_SL", -1, 15),
     ("NCCL_IB_GID_INDEX", -1, 255),
     ("NCCL_IB_QPS_PER_CONNECTION", 1, 128),
     ("NCCL_CROSS_NIC", 0, 2),
@@ -351,6 +351,10 @@ mod tests {
         assert!(rules("NCCL_IB_SL", "15").is_empty());
         assert_eq!(rules("NCCL_IB_SL", "16"), [Rule::NcclValueRange]);
         assert_eq!(rules("NCCL_IB_TC", "256"), [Rule::NcclValueRange]);
+        assert!(
+            rules("NCCL_IB_TC", "-1").is_empty(),
+            "NCCL's own default: unset"
+        );
         assert_eq!(rules("NCCL_IB_RETRY_CNT", "8"), [Rule::NcclValueRange]);
     }
 

@@ -250,7 +250,8 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     ];
     for (field, var, value) in fields {
         let (min, max) = nccl::integer_range(var).expect("every field's variable has a range");
-        // A Pool writes NCCL's -1 (pick the GID) as `gidIndex: auto`.
+        // A Pool's fields are unsigned: NCCL's -1 is `gidIndex: auto` (pick the GID),
+        // or leaving the traffic class or service level out (unset).
         let min = min.max(0);
         if let Some(v) = value
             && !(min..=max).contains(&i64::from(v))
