@@ -94,6 +94,8 @@ pub struct DetectArgs {
     pub in_pod: bool,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -139,6 +141,8 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         Some(d) => verified(d, &mut findings)?,
         None => None,
     };
+    // Captures are not YAML: levels apply, comments do not.
+    args.rules.policy().apply(&mut findings, 0, &[]);
     findings.sort();
     present::findings_beside(io, &findings, &sources, &args.print)?;
     if args.print.format == Format::Human {

@@ -8,6 +8,7 @@ use clap::{ArgGroup, Args};
 use super::Streams;
 use super::output_args::OutputArgs;
 use super::present;
+use crate::diagnostics::Suppressions;
 use crate::diagnostics::source::{Location, Sources};
 use crate::diagnostics::{Findings, Rule};
 use crate::dockerfile::{self, Install, image_check};
@@ -40,6 +41,8 @@ pub struct DockerfileArgs {
     pub full: bool,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -69,11 +72,15 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         set: args.set,
         pins,
     };
-    let text = if findings.is_empty() {
+    // Pin files and templates are not Dockerfiles: levels apply, comments do not.
+    let policy = args.rules.policy();
+    policy.apply(&mut findings, 0, &[]);
+    let text = if findings.errors() == 0 {
         produce(args, &install, &mut findings, &mut sources)?
     } else {
         None
     };
+    policy.apply(&mut findings, 0, &[]);
     present::findings_beside(io, &findings, &sources, &args.print)?;
     super::exit::verdict(&findings, &args.print, "; nothing was printed", false)?;
     if let Some(text) = text {
@@ -143,18 +150,22 @@ pub struct ImageCheckArgs {
     pub platform: Platform,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let mut findings = Findings::default();
     let mut sources = Sources::default();
     let profile = profile(args.platform);
+    let mut suppressions = Suppressions::default();
     let mut checked = 0;
     for path in &args.dockerfiles {
         let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
         let name = display_name(path);
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dockerfile(&name, &text, profile, &mut findings);
+        suppressions.comments(&name, &text);
         checked += 1;
     }
     if let Some(path) = &args.dpkg {
@@ -163,6 +174,9 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dpkg_capture(&name, &text, &mut findings);
     }
+    let policy = args.rules.policy();
+    policy.apply(&mut findings, 0, &[&suppressions]);
+    policy.finish(&mut findings, &suppressions);
     findings.sort();
     let what = format!("{checked} Dockerfile(s) checked");
     present::findings_as_product(io, &findings, &sources, &args.print, &what)

@@ -29,6 +29,8 @@ pub struct LintArgs {
     pub platform: Option<Platform>,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 fn parse_version(text: &str) -> Result<Version, String> {
@@ -51,7 +53,7 @@ impl LintArgs {
 }
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let linted = lint::lint(&args.manifests, &args.facts())?;
+    let linted = lint::lint(&args.manifests, &args.facts(), &args.rules.policy())?;
     if let Some(why) = linted.nothing_linted(&args.manifests) {
         return Err(Error::Usage(why));
     }

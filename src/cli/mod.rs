@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod config;
 mod detect;
 mod diff;
 mod dockerfile;
@@ -9,6 +10,7 @@ mod lint;
 mod output_args;
 mod present;
 mod render;
+mod rule_args;
 mod rules;
 mod schema;
 mod std_stream;
@@ -20,7 +22,8 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::Error;
 use crate::output::Format;
@@ -43,6 +46,23 @@ pub struct Cli {
     /// bytes; a larger one is an error, never a partial read.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = crate::files::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+    /// The configuration file; default: .rdmagen.yaml in the working directory or the
+    /// nearest directory above it, up to the repository's root.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "Configuration"
+    )]
+    pub config: Option<std::path::PathBuf>,
+    /// Read no configuration file.
+    #[arg(
+        long,
+        global = true,
+        conflicts_with = "config",
+        help_heading = "Configuration"
+    )]
+    pub no_config: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +87,8 @@ pub enum Command {
     Dockerfile(dockerfile::DockerfileArgs),
     /// Check Dockerfiles (and a captured dpkg -l) for missing RDMA packages and baked-in NCCL variables.
     ImageCheck(dockerfile::ImageCheckArgs),
+    /// Print the configuration in effect (.rdmagen.yaml and rule flags), and where each value comes from.
+    Config(config::ConfigArgs),
 }
 
 /// Whether stdout and stderr are terminals (false in tests).
@@ -102,8 +124,14 @@ pub fn run(
         err: &mut err,
         terminal,
     };
-    let ended = match Cli::try_parse_from(args) {
-        Ok(cli) => run_parsed(&cli, &mut io),
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let ended = match parsed {
+        Ok((mut cli, matches)) => match configure(&mut cli, &matches, &mut io) {
+            Ok(()) => run_parsed(&cli, &mut io),
+            Err(ended) => ended,
+        },
         Err(e) => exit::tell(Ended::Arguments(e), &mut io),
     };
     let ended = match io.out.flush() {
@@ -113,9 +141,65 @@ pub fn run(
     exit::code(&ended)
 }
 
+/// Read the configuration file and fill in what it gives and the command line does
+/// not: rule levels, `--format`, `--pools`, `-o`. `-o -` means stdout, over a
+/// configured output directory.
+fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Result<(), Ended> {
+    crate::files::set_max_file_size(cli.max_file_size);
+    let choice = match (&cli.config, cli.no_config) {
+        (_, true) => config::Choice::None,
+        (Some(file), _) => config::Choice::Named(file),
+        (None, false) => config::Choice::Search,
+    };
+    let loaded = match config::load(choice) {
+        Ok(loaded) => loaded,
+        Err((file, e)) => return Err(exit::tell(Ended::Ran(Err(Error::io(&file, e))), io)),
+    };
+    let config = match loaded {
+        Ok(config) => config,
+        Err(invalid) => {
+            let shown = config::present_invalid(&invalid, cli.command.format(), io);
+            return Err(exit::tell(Ended::Ran(shown), io));
+        }
+    };
+    let Some((_, sub)) = matches.subcommand() else {
+        return Ok(());
+    };
+    let given = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
+    if let Some(print) = cli.command.print_mut()
+        && let Some(format) = &config.format
+        && !given("format")
+    {
+        print.format = format.value;
+    }
+    if let Some(rules) = cli.command.rules_mut() {
+        rules.config = config.policy();
+    }
+    let pools = config.pools.as_ref().filter(|_| !given("pools"));
+    match &mut cli.command {
+        Command::Render(args) => {
+            if let Some(pools) = pools {
+                args.pools = pools.value.clone();
+            }
+            match (&config.output, given("output")) {
+                (_, true) if args.output.as_deref() == Some(Path::new("-")) => args.output = None,
+                (Some(output), false) => args.output = Some(output.value.clone()),
+                _ => {}
+            }
+        }
+        Command::Validate(args) => {
+            if let Some(pools) = pools {
+                args.pools = pools.value.clone();
+            }
+        }
+        Command::Config(args) => args.config = Some(config),
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Run a command and say how it ended, framed for GitHub Actions when on it.
 fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
-    crate::files::set_max_file_size(cli.max_file_size);
     let paused = match pause_workflow_commands(&cli.command, io.err) {
         Ok(paused) => paused,
         Err(e) => return Ended::Ran(Err(stderr(e))),
@@ -177,7 +261,38 @@ impl Command {
             Command::Detect(a) => Some(a.print.format),
             Command::Dockerfile(a) => Some(a.print.format),
             Command::ImageCheck(a) => Some(a.print.format),
-            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
+            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) | Command::Config(_) => {
+                None
+            }
+        }
+    }
+
+    fn print_mut(&mut self) -> Option<&mut output_args::OutputArgs> {
+        match self {
+            Command::Render(a) => Some(&mut a.print),
+            Command::Validate(a) => Some(&mut a.print),
+            Command::Lint(a) => Some(&mut a.print),
+            Command::Diff(a) => Some(&mut a.print),
+            Command::Detect(a) => Some(&mut a.print),
+            Command::Dockerfile(a) => Some(&mut a.print),
+            Command::ImageCheck(a) => Some(&mut a.print),
+            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) | Command::Config(_) => {
+                None
+            }
+        }
+    }
+
+    /// The rule options of the commands that run rules.
+    fn rules_mut(&mut self) -> Option<&mut rule_args::RuleArgs> {
+        match self {
+            Command::Render(a) => Some(&mut a.rules),
+            Command::Validate(a) => Some(&mut a.rules),
+            Command::Lint(a) => Some(&mut a.rules),
+            Command::Detect(a) => Some(&mut a.rules),
+            Command::Dockerfile(a) => Some(&mut a.rules),
+            Command::ImageCheck(a) => Some(&mut a.rules),
+            Command::Config(a) => Some(&mut a.rules),
+            Command::Diff(_) | Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
         }
     }
 }
@@ -195,6 +310,7 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
         Command::Schema(args) => schema::run(args, streams),
         Command::Dockerfile(args) => dockerfile::run(args, streams),
         Command::ImageCheck(args) => dockerfile::image_check(args, streams),
+        Command::Config(args) => config::show(args, streams),
     }
 }
 

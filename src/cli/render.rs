@@ -35,42 +35,29 @@ pub struct RenderArgs {
     pub explain: bool,
     /// Compare with DIR instead of writing it: exit 0 when identical, 1 when anything
     /// differs (missing and stale files included), 2 on errors.
-    #[arg(
-        long,
-        requires = "output",
-        group = "mode",
-        help_heading = "Golden files"
-    )]
+    #[arg(long, group = "mode", help_heading = "Golden files")]
     pub check: bool,
     /// Write DIR and report what changed; the only way to write when CI is set.
-    #[arg(
-        long,
-        requires = "output",
-        group = "mode",
-        help_heading = "Golden files"
-    )]
+    #[arg(long, group = "mode", help_heading = "Golden files")]
     pub bless: bool,
     /// Write DIR even when CI is set: a pipeline that renders manifests to apply, not
     /// one that checks golden files.
-    #[arg(
-        long,
-        requires = "output",
-        group = "mode",
-        help_heading = "Golden files"
-    )]
+    #[arg(long, group = "mode", help_heading = "Golden files")]
     pub write: bool,
     /// With --bless, delete the files in DIR that rdmagen wrote (listed in
     /// DIR/.rdmagen-owned) and that no input renders any more.
     #[arg(long, requires = "bless", help_heading = "Golden files")]
     pub prune: bool,
     /// Fail at once when another rdmagen run is using DIR, instead of waiting for it.
-    #[arg(long, requires = "output")]
+    #[arg(long)]
     pub no_wait: bool,
     /// Also print a structural summary of differences (on by default on a terminal).
     #[arg(long, help_heading = "Golden files")]
     pub semantic: bool,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 /// What `render -o DIR` does with DIR.
@@ -109,8 +96,22 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
+        policy: args.rules.policy(),
     };
     let Some(dir) = &args.output else {
+        // -o may come from the configuration file, so clap cannot require it.
+        let needs_dir = [
+            (args.check, "--check"),
+            (args.bless, "--bless"),
+            (args.write, "--write"),
+            (args.no_wait, "--no-wait"),
+        ];
+        if let Some((_, flag)) = needs_dir.iter().find(|(given, _)| *given) {
+            return Err(Error::Usage(format!(
+                "{flag} needs an output directory: -o DIR, or `output` in {}",
+                super::config::FILE_NAME
+            )));
+        }
         let collect = Collect::default();
         let outcome = pipeline::run_with(&request, &collect, args.explain)?;
         finish_findings(args, &outcome, io, Mode::Write)?;

@@ -22,6 +22,8 @@ pub struct ValidateArgs {
     pub templates: Option<PathBuf>,
     #[command(flatten)]
     pub print: OutputArgs,
+    #[command(flatten)]
+    pub rules: super::rule_args::RuleArgs,
 }
 
 pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
@@ -29,6 +31,7 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
+        policy: args.rules.policy(),
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} job(s) checked", outcome.rendered);

@@ -4,6 +4,8 @@
 //! capture readers at a line (a span at column 1).
 
 use crate::diagnostics::rule::{Rule, Severity};
+use std::collections::BTreeSet;
+
 use crate::diagnostics::source::Location;
 
 #[derive(Clone, Debug)]
@@ -15,6 +17,8 @@ pub struct Finding {
     /// object), for checks that judge a value rather than a file. Human messages still
     /// spell it out where they always have, so output is unchanged.
     pub pointer: Option<String>,
+    /// The rule's severity, unless the configuration re-grades it (`policy`).
+    pub(super) severity: Severity,
 }
 
 impl Finding {
@@ -24,6 +28,7 @@ impl Finding {
             message: message.into(),
             location,
             pointer: None,
+            severity: rule.info().severity,
         }
     }
 
@@ -36,14 +41,16 @@ impl Finding {
     }
 
     pub fn severity(&self) -> Severity {
-        self.rule.info().severity
+        self.severity
     }
 }
 
-/// Findings collected over a whole run, in the order they were made.
+/// Findings collected over a whole run, in the order they were made, and which
+/// suppressions they met (so that one that suppresses nothing can be reported).
 #[derive(Debug, Default)]
 pub struct Findings {
     items: Vec<Finding>,
+    pub(super) used_suppressions: BTreeSet<(Location, Rule)>,
 }
 
 impl Findings {
@@ -71,6 +78,15 @@ impl Findings {
             .count()
     }
 
+    /// Errors among the findings from index `from` on.
+    pub fn errors_from(&self, from: usize) -> usize {
+        self.items
+            .iter()
+            .skip(from)
+            .filter(|f| f.severity() == Severity::Error)
+            .count()
+    }
+
     pub fn has_syntax_errors(&self) -> bool {
         self.items.iter().any(|f| f.rule.info().syntax)
     }
@@ -89,6 +105,23 @@ impl Findings {
 
     pub fn extend(&mut self, other: Findings) {
         self.items.extend(other.items);
+        self.used_suppressions.extend(other.used_suppressions);
+    }
+
+    /// Count the suppressions `other` met as met here too (its findings stay there).
+    pub fn note_used(&mut self, other: &Findings) {
+        self.used_suppressions
+            .extend(other.used_suppressions.iter().cloned());
+    }
+
+    /// Keep the findings from index `from` on that `keep` says to keep; earlier ones
+    /// are left alone.
+    pub fn retain_from(&mut self, from: usize, mut keep: impl FnMut(&mut Finding) -> bool) {
+        let mut index = 0;
+        self.items.retain_mut(|f| {
+            index += 1;
+            index <= from || keep(f)
+        });
     }
 
     /// Sorted by file and position, so output never depends on processing order.

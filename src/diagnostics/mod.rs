@@ -4,11 +4,13 @@
 
 pub mod escape;
 pub mod finding;
+pub mod policy;
 pub mod rule;
 pub mod snippet;
 pub mod source;
 pub mod suggest;
 
 pub use finding::{Finding, Findings};
+pub use policy::{Policy, Suppressions};
 pub use rule::{Rule, RuleInfo, Severity};
 pub use source::{Location, Sources};

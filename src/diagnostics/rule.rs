@@ -336,6 +336,18 @@ rules! {
     RoceV1Only "RDG109" Warning false,
         "the RoCE devices have only RoCE v1 GIDs", NCCL_GID_SELECTION,
         "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
+    UnusedSuppression "RDG130" Warning false,
+        "a suppression suppresses nothing", "https://docs.astral.sh/ruff/rules/unused-noqa/",
+        "A `# rdmagen: ignore=` comment or an `rdmagen.io/ignore` annotation names a rule that made no finding where it applies (the comment's line and the next; the annotated object). Either the problem was fixed or the rule is off, and the stale suppression would hide the next real finding there. ruff reports its unused `noqa` comments the same way (RUF100).";
+    SuppressionWithoutReason "RDG131" Info false,
+        "a suppression gives no reason", "README.md",
+        "Write why after the rule IDs: `# rdmagen: ignore=RDG080 the platform strips image ENV`. The next reader of the file cannot ask the person who silenced the rule.";
+    SuppressionUnknownRule "RDG132" Warning false,
+        "a suppression names no rule rdmagen has, or one that cannot be suppressed", "README.md",
+        "Rule IDs are RDG followed by three digits (`rdmagen rules` lists them). A misspelt ID suppresses nothing, so the finding it meant stays. Findings that a file cannot be read at all (RDG001, RDG002, RDG133), and those that say what rdmagen refused to do (RDG003-RDG006, RDG055, RDG093), cannot be suppressed.";
+    ConfigInvalid "RDG133" Error true,
+        "the configuration file is not valid", "README.md",
+        "`.rdmagen.yaml` (or `--config FILE`) takes `rules`, `pools`, `output`, `format`, `minSeverity` and `overrides`; a level is off, info, warning or error, and a rule ID must exist. A configuration that cannot be read stops the run (exit 2) rather than leaving rules on or off by surprise.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";
@@ -353,9 +365,29 @@ rules! {
         "Each replica's pod template in a rendered PyTorchJob, and each PersistentVolume and PersistentVolumeClaim in storage.yaml, is validated against Kubernetes 1.33's own core/v1 definitions made strict, as kubeconform -strict does: a field Kubernetes does not know is an error, because the API server would drop it without a word. With a custom template (--templates) this usually means a misspelt or misplaced field; a field added to Kubernetes after 1.33 is unknown here too.";
 }
 
+/// Errors that say what rdmagen refused to do, whatever the rule's level: a document
+/// it could not load, a pool that is not there or not one, a podTemplate overlay that
+/// changes a decision (never merged), a template that rendered nothing. Turning one
+/// off would leave the thing undone without a word, so they keep their level.
+const REFUSALS: &[Rule] = &[
+    Rule::UnknownDocument,
+    Rule::InputShape,
+    Rule::UnknownPool,
+    Rule::DuplicateName,
+    Rule::PodTemplateOverride,
+    Rule::TemplateError,
+];
+
 impl RuleInfo {
     pub fn by_id(id: &str) -> Option<&'static RuleInfo> {
         CATALOGUE.iter().find(|r| r.id.eq_ignore_ascii_case(id))
+    }
+
+    /// Whether the configuration, the command line or a suppression may turn the rule
+    /// off or re-grade it: not for a file that cannot be read (`syntax`), nor for a
+    /// refusal.
+    pub fn configurable(&self) -> bool {
+        !self.syntax && !REFUSALS.contains(&self.rule)
     }
 }
 

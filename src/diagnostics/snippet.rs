@@ -36,7 +36,7 @@ fn write_human(out: &mut String, finding: &Finding, sources: &Sources) -> std::f
     writeln!(
         out,
         "{}[{}]: {}",
-        info.severity,
+        finding.severity(),
         info.id,
         printable(&finding.message)
     )?;

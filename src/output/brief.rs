@@ -19,7 +19,7 @@ pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
             w,
             "{}{}[{}]: {}",
             printable(&at),
-            info.severity,
+            f.severity(),
             info.id,
             printable(&f.message)
         )?;

@@ -11,7 +11,7 @@ use crate::golden::{Comparison, Status};
 pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
     for f in findings.iter() {
         let info = f.rule.info();
-        let level = match info.severity {
+        let level = match f.severity() {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "notice",
@@ -115,16 +115,15 @@ mod tests {
 
     #[test]
     fn github_annotations_escape_their_fields() {
-        let f = Finding {
-            rule: Rule::IbTcSet,
-            message: "50% bad\nsecond line".to_owned(),
-            location: Some(Location {
+        let f = Finding::new(
+            Rule::IbTcSet,
+            "50% bad\nsecond line",
+            Some(Location {
                 file: "a,b:c.yaml".into(),
                 line: 3,
                 column: 5,
             }),
-            pointer: None,
-        };
+        );
         assert_eq!(
             annotated(f),
             "::error file=a%2Cb%3Ac.yaml,line=3,col=5,title=RDG020 NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS::50%25 bad%0Asecond line\n"
@@ -133,16 +132,15 @@ mod tests {
 
     #[test]
     fn github_annotations_carry_no_control_characters() {
-        let f = Finding {
-            rule: Rule::IbTcSet,
-            message: "x\r\n::add-mask::secret\u{1b}[2J\u{0}".to_owned(),
-            location: Some(Location {
+        let f = Finding::new(
+            Rule::IbTcSet,
+            "x\r\n::add-mask::secret\u{1b}[2J\u{0}",
+            Some(Location {
                 file: "a\n::error ::b.yaml".into(),
                 line: 1,
                 column: 1,
             }),
-            pointer: None,
-        };
+        );
         assert_eq!(
             annotated(f),
             "::error file=a%0A%3A%3Aerror %3A%3Ab.yaml,line=1,col=1,title=RDG020 NCCL_IB_TC or NCCL_IB_SL is set on a platform that owns the fabric's QoS::x%0D%0A::add-mask::secret\\u{1b}[2J\\u{0}\n"

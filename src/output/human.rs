@@ -72,8 +72,8 @@ pub fn findings(
 /// The first `severity[ID]` of a finding's text, painted.
 fn paint_label(text: &str, f: &Finding) -> String {
     let info = f.rule.info();
-    let label = format!("{}[{}]", info.severity, info.id);
-    text.replacen(&label, &painted(severity_style(info.severity), &label), 1)
+    let label = format!("{}[{}]", f.severity(), info.id);
+    text.replacen(&label, &painted(severity_style(f.severity()), &label), 1)
 }
 
 /// `3 errors, 1 warning, 0 infos`

@@ -31,7 +31,7 @@ fn finding(f: &Finding) -> Value {
     let info = f.rule.info();
     json!({
         "rule": info.id,
-        "severity": info.severity,
+        "severity": f.severity(),
         "message": f.message,
         "file": f.location.as_ref().map(|l| l.file.to_string()),
         "line": f.location.as_ref().map(|l| l.line),

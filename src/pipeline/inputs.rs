@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostics::{Findings, Location, Rule};
+use crate::diagnostics::policy::IGNORE_ANNOTATION;
+use crate::diagnostics::{Findings, Location, Rule, Suppressions};
 use crate::error::Error;
 use crate::model::load::{display_name, read_documents};
 use crate::model::{Loaded, PoolDocument};
@@ -25,6 +26,9 @@ pub(super) struct ReadFile {
     /// The jobs that loaded, without their parsed trees (the second pass parses them
     /// again): keeping every job's tree between the passes cost 17 KB a job.
     pub(super) jobs: Vec<JobIdentity>,
+    /// Its `# rdmagen: ignore=` comments and its documents' `rdmagen.io/ignore`
+    /// annotations.
+    pub(super) suppressions: Suppressions,
 }
 
 /// What the first pass keeps of a job that loaded: where it is and what it is called.
@@ -77,6 +81,27 @@ fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
             );
         }
     }
+    let mut suppressions = Suppressions::default();
+    suppressions.comments(&name, &text);
+    let annotated = docs
+        .jobs
+        .iter()
+        .map(|(_, job)| (&job.value.metadata, &job.doc))
+        .chain(
+            docs.pools
+                .iter()
+                .map(|(_, pool)| (&pool.value.metadata, &pool.doc)),
+        );
+    for (metadata, doc) in annotated {
+        if let Some(value) = metadata.annotations.get(IGNORE_ANNOTATION) {
+            let at = doc.locate(&[
+                Seg::Key("metadata"),
+                Seg::Key("annotations"),
+                Seg::Key(IGNORE_ANNOTATION),
+            ]);
+            suppressions.annotation(value, at, doc.root.line, doc.root.end.0);
+        }
+    }
     let jobs = docs
         .jobs
         .into_iter()
@@ -96,6 +121,7 @@ fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
         pools: docs.pools,
         failed_pools: docs.failed_pools,
         jobs,
+        suppressions,
     })
 }
 

@@ -1,6 +1,9 @@
 //! The second pass: each job from resolve to sink, on every core.
 
-use crate::diagnostics::{Findings, Rule};
+use std::collections::BTreeSet;
+
+use crate::diagnostics::policy::IGNORE_ANNOTATION;
+use crate::diagnostics::{Findings, Rule, Suppressions};
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::partial::Partial;
 use crate::pipeline::render_one::render_one;
@@ -38,7 +41,8 @@ pub(super) fn job_done(
     let meta = &job.value.metadata;
     let (name, namespace) = (meta.name.as_str(), meta.namespace.as_deref());
     let dir = run.placement.dir(name, namespace);
-    let rendered = render_job(run, job, pool, broken, &dir, &mut partial.findings);
+    let own = own_suppressions(job);
+    let rendered = render_job(run, &own, job, pool, broken, &dir, &mut partial.findings);
     let Some(rendered) = rendered else {
         return true;
     };
@@ -64,22 +68,57 @@ pub(super) fn job_done(
     }
 }
 
-/// Resolve, then render and verify unless the job or its pool has errors.
+/// The job's `rdmagen.io/ignore` annotation, for every finding its rendering makes,
+/// wherever it points (a value from the pool points into the pool's file).
+fn own_suppressions(job: &Loaded<JobDocument>) -> Suppressions {
+    let Some(value) = job.value.metadata.annotations.get(IGNORE_ANNOTATION) else {
+        return Suppressions::default();
+    };
+    let at = job.doc.locate(&[
+        Seg::Key("metadata"),
+        Seg::Key("annotations"),
+        Seg::Key(IGNORE_ANNOTATION),
+    ]);
+    Suppressions::everything(value, at)
+}
+
+/// Resolve, then render and verify unless the job or its pool has errors (after the
+/// user's rule levels and suppressions).
 fn render_job(
     run: &Run<'_>,
+    own: &Suppressions,
     job: &Loaded<JobDocument>,
     pool: &Loaded<PoolDocument>,
     pool_broken: bool,
     dir: &str,
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
-    let before = findings.errors();
+    let from = findings.len();
     let plan = plan::resolve(job, pool, findings);
     check_namespace(job, findings);
-    if findings.errors() > before || pool_broken {
+    let (fails, used) = run.judge.judge(findings, from, own);
+    if fails || pool_broken {
         return None;
     }
-    render_one(run.renderer, run.verifier, job, &plan, dir, findings)
+    // The rendered manifest is checked again by rules the input was (RDG020 on its
+    // env, say), to catch a template's mistakes: what the user suppressed in the
+    // input stays suppressed there, and what was reported is not reported twice.
+    let mut own = own.clone();
+    own.extend(Suppressions::carried(&used));
+    let reported: BTreeSet<Rule> = findings.iter().skip(from).map(|f| f.rule).collect();
+    let judge = |findings: &mut Findings, from| {
+        findings.retain_from(from, |f| !reported.contains(&f.rule));
+        run.judge.fails(findings, from, &own)
+    };
+    render_one(
+        run.renderer,
+        run.verifier,
+        &judge,
+        job,
+        &plan,
+        dir,
+        findings,
+    )
 }
 
 /// The API server refuses any other namespace, and it names an output directory.

@@ -4,6 +4,7 @@
 
 mod inputs;
 mod job;
+mod judge;
 mod parallel;
 mod partial;
 mod placement;
@@ -16,8 +17,8 @@ mod sink;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::diagnostics::Findings;
 use crate::diagnostics::source::Sources;
+use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
 use crate::model::load::{reread_jobs, yaml_files};
 use crate::plan::Decision;
@@ -29,6 +30,7 @@ pub use sink::{Collect, Discard, Order, Sink};
 
 use inputs::{dedupe, read_all};
 use job::job_done;
+use judge::Judge;
 use partial::Partial;
 use placement::{Placement, duplicate_names};
 use pools::Pools;
@@ -43,6 +45,8 @@ pub struct Request {
     pub pools: Vec<PathBuf>,
     /// A directory whose templates replace the embedded ones by name.
     pub templates: Option<PathBuf>,
+    /// The user's rule levels (config file and command line).
+    pub policy: Policy,
 }
 
 /// What a streaming run found: findings (sorted), the sources they point into, how
@@ -82,8 +86,10 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut definitions = Vec::new();
     let mut names = Vec::new();
     let mut job_files = Vec::new();
+    let mut suppressions = Suppressions::default();
     for (file, read) in read_all(&inputs, &pool_files)?.into_iter().enumerate() {
         total.findings.extend(read.findings);
+        suppressions.extend(read.suppressions);
         pools.failed_to_load(&read.name, read.failed_pools);
         definitions.extend(read.pools.into_iter().map(|(d, p)| ((file, d), p)));
         if !read.jobs.is_empty() {
@@ -97,7 +103,11 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         }
         texts.insert(read.name, read.text);
     }
-    pools.register(definitions, &mut total.findings);
+    let judge = Judge {
+        policy: &request.policy,
+        suppressions: &suppressions,
+    };
+    pools.register(definitions, judge, &mut total.findings);
     let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
     duplicate_names(names, &mut total.findings);
 
@@ -109,6 +119,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         sink,
         placement: &placement,
         explain,
+        judge,
     };
     // Each file's jobs are parsed again from its text, a file at a time per core.
     let partials = parallel::fold(
@@ -125,6 +136,12 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     if let Some((_, e)) = total.error.take() {
         return Err(e);
     }
+    // Pass 1's findings, and any made outside a job, meet the user's levels here.
+    let policy = &request.policy;
+    policy.apply(&mut total.findings, 0, &[&suppressions]);
+    policy.apply(&mut total.consequences, 0, &[&suppressions]);
+    total.findings.note_used(&total.consequences);
+    policy.finish(&mut total.findings, &suppressions);
     if total.rendered == 0 && total.findings.is_empty() && total.consequences.is_empty() {
         let paths: Vec<String> = request
             .inputs

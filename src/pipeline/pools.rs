@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::diagnostics::Location;
-use crate::diagnostics::{Findings, Rule};
+use crate::diagnostics::{Findings, Rule, Suppressions};
 use crate::model::{Loaded, PoolDocument};
+use crate::pipeline::judge::Judge;
 use crate::pipeline::sink::Order;
 use crate::plan;
 use crate::yaml::tree::Seg;
@@ -47,10 +48,11 @@ impl Pools {
 
     /// Register every definition, sorted into input order here: the first of a name
     /// is the one checked and an error (RDG006) for each later one. Findings go to
-    /// `findings`.
+    /// `findings`; a pool is broken by the errors `judge` leaves.
     pub(super) fn register(
         &mut self,
         mut definitions: Vec<(Order, Loaded<PoolDocument>)>,
+        judge: Judge<'_>,
         findings: &mut Findings,
     ) {
         definitions.sort_by_key(|(order, _)| *order);
@@ -68,9 +70,9 @@ impl Pools {
                 );
                 continue;
             }
-            let before = findings.errors();
+            let from = findings.len();
             plan::check_pool(&pool, findings);
-            if findings.errors() > before {
+            if judge.fails(findings, from, &Suppressions::default()) {
                 self.broken.insert(name.clone());
             }
             self.by_name.insert(name, pool);

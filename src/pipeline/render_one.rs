@@ -9,21 +9,28 @@ use crate::plan::Plan;
 use crate::render::{self, Renderer};
 use crate::verify::Verifier;
 
+/// Render and verify the job's files; None when a check fails. `fails` judges new
+/// findings by the user's rule levels and says whether errors are left (a check the
+/// user turned off does not stop the job).
 pub(super) fn render_one(
     renderer: &Renderer,
     verifier: &Verifier,
+    fails: &dyn Fn(&mut Findings, usize) -> bool,
     job: &Loaded<JobDocument>,
     plan: &Plan,
     dir: &str,
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let at = job.doc.locate(&[]);
-    let mut report = |file: &str, problems: Vec<Finding>| {
+    // Whether the problems found in `file` stop the job.
+    let mut stops = |file: &str, problems: Vec<Finding>| {
+        let from = findings.len();
         for mut p in problems {
             p.message = format!("rendered {file}: {}", p.message);
             p.location = Some(at.clone());
             findings.add(p);
         }
+        fails(findings, from)
     };
     let mut files = Vec::new();
     // Each template with the file it becomes and the check for what it renders.
@@ -37,20 +44,13 @@ pub(super) fn render_one(
         let text = match renderer.render(template, "job", plan) {
             Ok(text) => text,
             Err(e) => {
-                report(
-                    file,
-                    vec![Finding::new(
-                        Rule::TemplateError,
-                        format!("{template}: {e}"),
-                        None,
-                    )],
-                );
+                // Nothing was rendered to write, whatever the rule's level.
+                let failed = Finding::new(Rule::TemplateError, format!("{template}: {e}"), None);
+                stops(file, vec![failed]);
                 return None;
             }
         };
-        let problems = check(verifier, &text, plan);
-        if !problems.is_empty() {
-            report(file, problems);
+        if stops(file, check(verifier, &text, plan)) {
             return None;
         }
         files.push(OutputFile {
@@ -72,8 +72,9 @@ pub(super) fn render_one(
                     )
                 })
                 .collect();
-            report("Dockerfile", problems);
-            return None;
+            if stops("Dockerfile", problems) {
+                return None;
+            }
         }
         files.push(OutputFile {
             path: format!("{dir}/Dockerfile"),

@@ -1,5 +1,6 @@
 //! What every job of a run shares while it is rendered.
 
+use crate::pipeline::judge::Judge;
 use crate::pipeline::placement::Placement;
 use crate::pipeline::pools::Pools;
 use crate::pipeline::sink::Sink;
@@ -16,4 +17,6 @@ pub(super) struct Run<'a> {
     /// Each job's directory, from the names of every job of the inputs.
     pub(super) placement: &'a Placement,
     pub(super) explain: bool,
+    /// The rule levels and the suppressions of every file read.
+    pub(super) judge: Judge<'a>,
 }

@@ -154,17 +154,19 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
                 format!("valueFrom {source}")
             }
         };
+        // A value with an error stops the job, unless the user turned the rule off
+        // (`.rdmagen.yaml`); then it is written as given, never dropped without a word.
+        let mut fatal = false;
         if let EnvValue::Text(value) = &sourced.value {
             let problems = nccl::check(&name, value, &facts);
-            let fatal = problems.iter().any(|f| f.severity() == Severity::Error);
+            fatal = problems.iter().any(|f| f.severity() == Severity::Error);
             for problem in problems {
                 ctx.report_from(origin, problem.rule, problem.message, &at);
             }
-            if fatal {
-                continue;
-            }
         }
-        if ctx.profile.presets(fabric, rdma.on, &name) {
+        if fatal {
+            // The error says all there is to say about it.
+        } else if ctx.profile.presets(fabric, rdma.on, &name) {
             let platform = ctx.profile.name;
             ctx.report_from(
                 origin,

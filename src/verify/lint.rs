@@ -5,14 +5,15 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::diagnostics::Findings;
+use crate::diagnostics::policy::IGNORE_ANNOTATION;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::suggest::closest;
+use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
 use crate::model::load::{display_name, yaml_files};
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::storage;
-use crate::yaml::tree::parse_documents;
+use crate::yaml::tree::{Document, Node, parse_documents};
 use crate::yaml::tree_value::to_value;
 
 /// What a lint run found, and over how much.
@@ -30,6 +31,8 @@ pub struct Linted {
     /// Documents that are not PyTorchJobs but look as if they were meant to be, each
     /// with what is wrong: they explain a run that linted nothing.
     pub near_misses: Vec<String>,
+    /// The files' `# rdmagen: ignore=` comments and `rdmagen.io/ignore` annotations.
+    suppressions: Suppressions,
 }
 
 impl Linted {
@@ -61,20 +64,23 @@ impl Linted {
         Some(message)
     }
 
-    /// The checks that need every file read: claims against the PVs of the whole run.
-    pub fn finish(&mut self) {
+    /// The checks that need every file read: claims against the PVs of the whole run;
+    /// then every finding judged by the user's rule levels and suppressions.
+    pub fn finish(&mut self, policy: &Policy) {
         for finding in storage::check(&self.volumes, &self.claims) {
             self.findings.add(finding);
         }
         self.volumes.clear();
         self.claims.clear();
+        policy.apply(&mut self.findings, 0, &[&self.suppressions]);
+        policy.finish(&mut self.findings, &self.suppressions);
     }
 }
 
 /// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
 /// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
 /// Other documents (Services, ConfigMaps, ...) are skipped.
-pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<Linted, Error> {
+pub fn lint(paths: &[PathBuf], facts: &ManifestFacts, policy: &Policy) -> Result<Linted, Error> {
     let mut linted = Linted::default();
     for path in yaml_files(paths)? {
         let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
@@ -82,7 +88,7 @@ pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<Linted, Error> {
         lint_text(&mut linted, name, text, facts);
         linted.files += 1;
     }
-    linted.finish();
+    linted.finish(policy);
     linted.findings.sort();
     Ok(linted)
 }
@@ -91,6 +97,7 @@ pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<Linted, Error> {
 pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
     linted.sources.add(name.clone(), text.clone());
+    linted.suppressions.comments(&name, &text);
     let docs = match parse_documents(&name, &text) {
         Ok(docs) => docs,
         Err(e) => {
@@ -99,6 +106,7 @@ pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &Mani
         }
     };
     for doc in docs {
+        read_annotations(&doc, &mut linted.suppressions);
         let value = to_value(&doc.root);
         if let Some(volume) = storage::volume(&value) {
             linted.volumes.push(volume);
@@ -122,6 +130,37 @@ pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &Mani
             let pointer = finding.pointer.as_deref().unwrap_or("");
             finding.location = Some(doc.locate_pointer(pointer));
             linted.findings.add(finding);
+        }
+    }
+}
+
+/// The `rdmagen.io/ignore` annotations of a document's `metadata` (covering the
+/// document) and of each PyTorchJob replica's pod template (covering the template).
+fn read_annotations(doc: &Document, suppressions: &mut Suppressions) {
+    let mut objects = vec![&doc.root];
+    let replicas = doc
+        .root
+        .get("spec")
+        .and_then(|s| s.get("pytorchReplicaSpecs"));
+    if let Some(crate::yaml::tree::NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
+        objects.extend(
+            entries
+                .iter()
+                .filter_map(|(_, replica)| replica.get("template")),
+        );
+    }
+    fn annotation(object: &Node) -> Option<&Node> {
+        object
+            .get("metadata")?
+            .get("annotations")?
+            .get(IGNORE_ANNOTATION)
+    }
+    for object in objects {
+        if let Some(node) = annotation(object)
+            && let Some(value) = node.as_str()
+        {
+            let at = doc.location(node.line, node.column);
+            suppressions.annotation(value, at, object.line, object.end.0);
         }
     }
 }

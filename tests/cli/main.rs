@@ -19,6 +19,7 @@ mod pod_fields;
 mod pod_template;
 mod real_clusters;
 mod render_options;
+mod rule_config;
 mod rules;
 mod schemas;
 mod snapshots;

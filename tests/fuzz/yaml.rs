@@ -69,7 +69,7 @@ proptest! {
         let checked = guard::run("lint_text", move || {
             let mut report = Linted::default();
             lint_text(&mut report, Arc::from("fuzz.yaml"), text.clone(), &ManifestFacts::default());
-            report.finish();
+            report.finish(&rdmagen::diagnostics::Policy::default());
             let layout = Layout::new("fuzz.yaml", &text, Lines::Yaml);
             let lines = text.lines().count();
             let located = layout.all_inside(&report.findings).and_then(|()| {
