@@ -1,11 +1,13 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod completions;
 mod detect;
 mod diff;
 mod dockerfile;
 mod exit;
 mod lint;
+mod man;
 mod output_args;
 mod present;
 mod render;
@@ -67,6 +69,10 @@ pub enum Command {
     Dockerfile(dockerfile::DockerfileArgs),
     /// Check Dockerfiles (and a captured dpkg -l) for missing RDMA packages and baked-in NCCL variables.
     ImageCheck(dockerfile::ImageCheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(man::ManArgs),
 }
 
 /// Whether stdout and stderr are terminals (false in tests).
@@ -177,7 +183,11 @@ impl Command {
             Command::Detect(a) => Some(a.print.format),
             Command::Dockerfile(a) => Some(a.print.format),
             Command::ImageCheck(a) => Some(a.print.format),
-            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
+            Command::Rules(_)
+            | Command::Explain(_)
+            | Command::Schema(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
         }
     }
 }
@@ -195,6 +205,8 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
         Command::Schema(args) => schema::run(args, streams),
         Command::Dockerfile(args) => dockerfile::run(args, streams),
         Command::ImageCheck(args) => dockerfile::image_check(args, streams),
+        Command::Completions(args) => completions::run(args, streams),
+        Command::Man(args) => man::run(args, streams),
     }
 }
 

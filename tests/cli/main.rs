@@ -1,6 +1,7 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
 mod actionable_errors;
+mod completions_and_man;
 mod bad_inputs;
 mod detect;
 mod determinism;
