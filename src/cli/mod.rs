@@ -63,7 +63,7 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
     Explain(rules::ExplainArgs),
-    /// Print the JSON Schema of an input kind (job, pool) or of rendered PyTorchJobs.
+    /// Print the JSON Schema of an input kind (job, pool, inputs: both) or of rendered PyTorchJobs.
     Schema(schema::SchemaArgs),
     /// Print a Dockerfile snippet that installs and verifies the RDMA user space.
     Dockerfile(dockerfile::DockerfileArgs),
