@@ -1,8 +1,8 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
 mod actionable_errors;
-mod completions_and_man;
 mod bad_inputs;
+mod completions_and_man;
 mod detect;
 mod determinism;
 mod dockerfile;
@@ -15,6 +15,7 @@ mod lint_and_report;
 mod lint_targets;
 mod namespaces;
 mod output_safety;
+mod packaging;
 mod pipes;
 mod pod_fields;
 mod pod_template;
