@@ -1,12 +1,14 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod completions;
 mod config;
 mod detect;
 mod diff;
 mod dockerfile;
 mod exit;
 mod lint;
+mod man;
 mod output_args;
 mod present;
 mod render;
@@ -81,7 +83,7 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
     Explain(rules::ExplainArgs),
-    /// Print the JSON Schema of an input kind (job, pool) or of rendered PyTorchJobs.
+    /// Print the JSON Schema of an input kind (job, pool, inputs: both) or of rendered PyTorchJobs.
     Schema(schema::SchemaArgs),
     /// Print a Dockerfile snippet that installs and verifies the RDMA user space.
     Dockerfile(dockerfile::DockerfileArgs),
@@ -89,6 +91,10 @@ pub enum Command {
     ImageCheck(dockerfile::ImageCheckArgs),
     /// Print the configuration in effect (.rdmagen.yaml and rule flags), and where each value comes from.
     Config(config::ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(man::ManArgs),
 }
 
 /// Whether stdout and stderr are terminals (false in tests).
@@ -146,6 +152,11 @@ pub fn run(
 /// configured output directory.
 fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Result<(), Ended> {
     crate::files::set_max_file_size(cli.max_file_size);
+    // Commands that run no rules and print no findings (rules, schema, man, ...) read
+    // no configuration: a broken one must not stop them.
+    if cli.command.print_mut().is_none() && cli.command.rules_mut().is_none() {
+        return Ok(());
+    }
     let choice = match (&cli.config, cli.no_config) {
         (_, true) => config::Choice::None,
         (Some(file), _) => config::Choice::Named(file),
@@ -261,9 +272,7 @@ impl Command {
             Command::Detect(a) => Some(a.print.format),
             Command::Dockerfile(a) => Some(a.print.format),
             Command::ImageCheck(a) => Some(a.print.format),
-            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) | Command::Config(_) => {
-                None
-            }
+            _ => None,
         }
     }
 
@@ -276,9 +285,7 @@ impl Command {
             Command::Detect(a) => Some(&mut a.print),
             Command::Dockerfile(a) => Some(&mut a.print),
             Command::ImageCheck(a) => Some(&mut a.print),
-            Command::Rules(_) | Command::Explain(_) | Command::Schema(_) | Command::Config(_) => {
-                None
-            }
+            _ => None,
         }
     }
 
@@ -292,7 +299,7 @@ impl Command {
             Command::Dockerfile(a) => Some(&mut a.rules),
             Command::ImageCheck(a) => Some(&mut a.rules),
             Command::Config(a) => Some(&mut a.rules),
-            Command::Diff(_) | Command::Rules(_) | Command::Explain(_) | Command::Schema(_) => None,
+            _ => None,
         }
     }
 }
@@ -311,6 +318,8 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
         Command::Dockerfile(args) => dockerfile::run(args, streams),
         Command::ImageCheck(args) => dockerfile::image_check(args, streams),
         Command::Config(args) => config::show(args, streams),
+        Command::Completions(args) => completions::run(args, streams),
+        Command::Man(args) => man::run(args, streams),
     }
 }
 

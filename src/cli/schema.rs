@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::Streams;
 use crate::error::Error;
-use crate::model::schema::{InputKind, pretty};
+use crate::model::schema::{Published, pretty};
 use crate::verify::OUTPUT_SCHEMA;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -13,6 +13,8 @@ pub enum Which {
     Job,
     /// The Pool input document.
     Pool,
+    /// A file of Jobs and Pools in any mix, each document checked as its `kind` says.
+    Inputs,
     /// PyTorchJob manifests as rdmagen renders them.
     Pytorchjob,
 }
@@ -25,8 +27,9 @@ pub struct SchemaArgs {
 
 pub fn run(args: &SchemaArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let text = match args.which {
-        Which::Job => pretty(InputKind::Job),
-        Which::Pool => pretty(InputKind::Pool),
+        Which::Job => pretty(Published::Job),
+        Which::Pool => pretty(Published::Pool),
+        Which::Inputs => pretty(Published::Inputs),
         Which::Pytorchjob => OUTPUT_SCHEMA.to_owned(),
     };
     write!(io.out, "{text}").map_err(super::stdout)

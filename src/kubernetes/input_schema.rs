@@ -9,22 +9,26 @@ use serde_json::{Value, json};
 
 use crate::kubernetes::definitions::{POD_SPEC, closure, strict};
 
-/// Where schemars keeps definitions in a JSON Schema 2020-12 document.
-const PREFIX: &str = "#/$defs/";
+/// How a `$ref` names one of the generator's definitions: `#/$defs/` in the 2020-12
+/// schemas the validator uses, `#/definitions/` in the draft-07 ones for editors.
+fn prefix(generator: &SchemaGenerator) -> String {
+    format!("#{}/", generator.settings().definitions_path)
+}
 
 /// Put `name` and everything it refers to among the generator's definitions.
 fn register(generator: &mut SchemaGenerator, name: &str) {
+    let prefix = prefix(generator);
     let defs = generator.definitions_mut();
     for dep in closure(name) {
         if !defs.contains_key(dep) {
-            defs.insert(dep.to_owned(), strict(dep, PREFIX));
+            defs.insert(dep.to_owned(), strict(dep, &prefix));
         }
     }
 }
 
 fn reference(generator: &mut SchemaGenerator, name: &str) -> Schema {
     register(generator, name);
-    let schema = json!({ "$ref": format!("{PREFIX}{name}") });
+    let schema = json!({ "$ref": format!("{}{name}", prefix(generator)) });
     Schema::try_from(schema).expect("a $ref is a schema")
 }
 
@@ -75,7 +79,7 @@ impl JsonSchema for PodTemplateOverlay {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         register(generator, POD_SPEC);
-        let mut spec = strict(POD_SPEC, PREFIX);
+        let mut spec = strict(POD_SPEC, &prefix(generator));
         if let Value::Object(map) = &mut spec {
             // An overlay adds to rdmagen's pod; containers are there already.
             map.remove("required");

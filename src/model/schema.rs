@@ -1,9 +1,16 @@
-//! JSON Schemas of the inputs, generated from the Rust types: what `rdmagen schema`
-//! prints, what `schemas/` holds, and what every input is validated against.
+//! JSON Schemas of the inputs, generated from the Rust types: what every input is
+//! validated against, and what `schemas/` publishes and `rdmagen schema` prints.
+//!
+//! Two drafts of the same types. The validator uses JSON Schema 2020-12: its error
+//! messages walk the schema by keyword location (`input_check`, `choices`), through
+//! `$ref`s that sit beside a description. The published files are draft-07, the draft
+//! yaml-language-server (VS Code YAML, Neovim, Helix) implements; schemars' draft-07
+//! settings move such `$ref`s into an `allOf`, which draft-07 requires.
 
 use std::sync::LazyLock;
 
-use serde_json::Value;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
 
 use crate::model::{JobDocument, PoolDocument};
 
@@ -14,7 +21,7 @@ pub enum InputKind {
     Pool,
 }
 
-/// The schema of one input kind as JSON.
+/// The schema of one input kind as the validator uses it (2020-12).
 pub fn generate(kind: InputKind) -> Value {
     let schema = match kind {
         InputKind::Job => schemars::schema_for!(JobDocument),
@@ -23,9 +30,82 @@ pub fn generate(kind: InputKind) -> Value {
     serde_json::to_value(schema).expect("schemas serialise")
 }
 
+/// A schema published under `schemas/` for editors (draft-07).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    Job,
+    Pool,
+    /// Jobs and Pools in any mix, chosen per YAML document by `kind`.
+    Inputs,
+}
+
+impl Published {
+    pub const ALL: [Published; 3] = [Published::Job, Published::Pool, Published::Inputs];
+
+    /// Its file under `schemas/`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Published::Job => "job.schema.json",
+            Published::Pool => "pool.schema.json",
+            Published::Inputs => "inputs.schema.json",
+        }
+    }
+
+    /// Its `$id`: the address of the committed file on the main branch. An editor that
+    /// is given the `$id` as a URL fetches this very file, and the `$id` does not change
+    /// with each release (the schemas only grow compatibly while the input API is
+    /// `rdmagen/v1alpha1`).
+    pub fn id(self) -> String {
+        format!(
+            "{}/raw/main/schemas/{}",
+            env!("CARGO_PKG_REPOSITORY"),
+            self.file_name()
+        )
+    }
+}
+
+/// A published schema as JSON.
+pub fn published(which: Published) -> Value {
+    let mut generator = SchemaSettings::draft07().into_generator();
+    let meta_schema = generator.settings().meta_schema.clone();
+    let body = match which {
+        Published::Job => serde_json::to_value(generator.into_root_schema_for::<JobDocument>()),
+        Published::Pool => {
+            serde_json::to_value(generator.into_root_schema_for::<PoolDocument>())
+        }
+        Published::Inputs => {
+            let job = generator.subschema_for::<JobDocument>();
+            let pool = generator.subschema_for::<PoolDocument>();
+            // yaml-language-server applies a schema to each document of a file, and
+            // follows if/then/else, so each document is completed and checked as the
+            // one kind it names (a oneOf would offer both kinds' fields everywhere).
+            Ok(json!({
+                "title": "rdmagen inputs",
+                "description": "A YAML file of rdmagen inputs: each document is a Job or a Pool, as its `kind` says.",
+                "type": "object",
+                "required": ["kind"],
+                "properties": {"kind": {"enum": ["Job", "Pool"]}},
+                "if": {"properties": {"kind": {"const": "Pool"}}},
+                "then": pool,
+                "else": job,
+                "definitions": generator.take_definitions(true),
+            }))
+        }
+    }
+    .expect("schemas serialise");
+    // `$schema` and `$id` first, where a reader looks for them.
+    let mut schema = Map::new();
+    schema.insert("$schema".to_owned(), json!(meta_schema));
+    schema.insert("$id".to_owned(), json!(which.id()));
+    if let Value::Object(rest) = body {
+        schema.extend(rest.into_iter().filter(|(k, _)| k != "$schema"));
+    }
+    Value::Object(schema)
+}
+
 /// Pretty JSON with a final newline, as committed under `schemas/`.
-pub fn pretty(kind: InputKind) -> String {
-    let mut text = serde_json::to_string_pretty(&generate(kind)).expect("schemas serialise");
+pub fn pretty(which: Published) -> String {
+    let mut text = serde_json::to_string_pretty(&published(which)).expect("schemas serialise");
     text.push('\n');
     text
 }

@@ -84,7 +84,7 @@ fn dockerfile_outputs_match_golden_files() {
     );
 }
 
-fn hadolint() -> Option<PathBuf> {
+pub fn hadolint() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("RDMAGEN_HADOLINT") {
         return Some(PathBuf::from(path));
     }

@@ -192,6 +192,7 @@ fn schema_prints_the_committed_schemas() {
     for (which, file) in [
         ("job", "job.schema.json"),
         ("pool", "pool.schema.json"),
+        ("inputs", "inputs.schema.json"),
         ("pytorchjob", "pytorchjob.schema.json"),
     ] {
         let out = rdmagen(&["schema", which]);

@@ -2,6 +2,7 @@
 
 mod actionable_errors;
 mod bad_inputs;
+mod completions_and_man;
 mod detect;
 mod determinism;
 mod dockerfile;
@@ -14,6 +15,7 @@ mod lint_and_report;
 mod lint_targets;
 mod namespaces;
 mod output_safety;
+mod packaging;
 mod pipes;
 mod pod_fields;
 mod pod_template;

@@ -1,0 +1,214 @@
+//! `rdmagen completions` and `rdmagen man` say what `--help` says: the same commands,
+//! the same flags, the same description.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use clap::CommandFactory;
+use rdmagen::cli::Cli;
+
+use crate::support::{rdmagen, text};
+
+/// The subcommands, as clap defines them (`help` is clap's own).
+fn subcommands() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = rdmagen(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Run `script` in bash after sourcing the printed completion script; its stdout.
+fn bash_with_completions(script: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let completions = dir.path().join("rdmagen.bash");
+    std::fs::write(&completions, stdout_of(&["completions", "bash"])).unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source \"$1\" || exit 9\n{script}"))
+        .arg("bash")
+        .arg(&completions)
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "bash: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn bash_sources_the_completion_script_and_completes() {
+    let registered = bash_with_completions("complete -p rdmagen");
+    assert!(
+        registered.starts_with("complete ")
+            && registered.contains(" -F _rdmagen ")
+            && registered.trim_end().ends_with(" rdmagen"),
+        "{registered}"
+    );
+    // What a user sees after `rdmagen sch<TAB>` and `rdmagen render --ch<TAB>`.
+    let complete = |words: &str| {
+        bash_with_completions(&format!(
+            "COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; \
+             _rdmagen rdmagen \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        ))
+    };
+    assert_eq!(complete("rdmagen sch"), "schema\n");
+    assert_eq!(complete("rdmagen render --chec"), "--check\n");
+}
+
+#[test]
+fn zsh_fish_elvish_and_powershell_scripts_name_every_subcommand() {
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let script = stdout_of(&["completions", shell]);
+        for command in subcommands() {
+            assert!(
+                script.contains(&command),
+                "{shell} completion lacks {command}"
+            );
+        }
+    }
+    let refused = rdmagen(&["completions", "tcsh"]);
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+/// Long flags a help text lists (`--check`, `--format`), in option lines.
+fn long_flags(help: &str) -> BTreeSet<String> {
+    help.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .flat_map(|l| l.split([' ', ',', '=', '[', '<']))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A man page as the text it shows: roff requests dropped, escapes undone, spaces
+/// collapsed.
+fn man_text(roff: &str) -> String {
+    let text: Vec<&str> = roff.lines().filter(|l| !l.starts_with('.')).collect();
+    let text = text
+        .join(" ")
+        .replace("\\-", "-")
+        .replace("\\(aq", "'")
+        .replace("\\(ga", "`")
+        .replace("\\fB", "")
+        .replace("\\fI", "")
+        .replace("\\fR", "")
+        .replace("\\&", "")
+        .replace("\\\\", "\\");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The description `--help` prints above `Usage:`, spaces collapsed.
+fn about(help: &str) -> String {
+    let head = help.split("\nUsage:").next().unwrap();
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn man_pages_list_every_command_and_flag_that_help_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rdmagen(&["man", "-o", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let page = |name: &str| {
+        let path = dir.path().join(format!("{name}.1"));
+        let roff = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}.1: {e}"));
+        man_text(&roff)
+    };
+
+    let top = page("rdmagen");
+    assert_eq!(
+        stdout_of(&["man"]),
+        std::fs::read_to_string(dir.path().join("rdmagen.1")).unwrap(),
+        "`rdmagen man` prints the page -o writes"
+    );
+    let help = stdout_of(&["--help"]);
+    assert!(
+        top.contains(&about(&help)),
+        "rdmagen.1 lacks --help's description"
+    );
+    let short = stdout_of(&["-h"]);
+    let summary = short.lines().next().unwrap();
+    assert!(
+        top.contains(&format!("rdmagen - {summary}")),
+        "rdmagen.1's NAME is not -h's summary {summary:?}"
+    );
+    for flag in long_flags(&help) {
+        assert!(top.contains(&flag), "rdmagen.1 lacks {flag}");
+    }
+
+    let mut pages = 1;
+    for command in subcommands() {
+        let help = stdout_of(&[&command, "--help"]);
+        assert!(
+            top.contains(&format!("rdmagen-{command}(1)")),
+            "rdmagen.1 lacks {command}"
+        );
+        let sub = page(&format!("rdmagen-{command}"));
+        assert!(
+            sub.contains(&about(&help)),
+            "rdmagen-{command}.1 lacks `{command} --help`'s description"
+        );
+        let flags = long_flags(&help);
+        assert!(flags.contains("--help"), "{command}: {flags:?}");
+        for flag in flags {
+            assert!(sub.contains(&flag), "rdmagen-{command}.1 lacks {flag}");
+        }
+        pages += 1;
+    }
+    let written = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(written, pages, "a page per command and no other file");
+}
+
+/// Where `man` is installed, it renders the page without a warning. (Not required:
+/// CI machines may lack man.)
+#[test]
+fn man_renders_the_page_where_man_is_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rdmagen.1");
+    std::fs::write(&path, stdout_of(&["man"])).unwrap();
+    let Ok(out) = Command::new("man")
+        .args(["--warnings", "-l"])
+        .arg(&path)
+        .env("MANWIDTH", "80")
+        .env("LC_ALL", "C")
+        .env_remove("MAN_KEEP_FORMATTING")
+        .output()
+    else {
+        eprintln!("skipped: man is not installed");
+        return;
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "man warns: {}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("max-file-size"));
+}
+
+/// A symlink where a page goes is not written through.
+#[test]
+fn man_output_does_not_follow_a_planted_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    let pages = dir.path().join("man1");
+    std::fs::create_dir(&pages).unwrap();
+    std::os::unix::fs::symlink(&victim, pages.join("rdmagen-render.1")).unwrap();
+    let out = rdmagen(&["man", "-o", pages.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("rdmagen-render.1"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
