@@ -5,6 +5,7 @@ mod detect;
 mod diff;
 mod dockerfile;
 mod exit;
+mod input_args;
 mod lint;
 mod output_args;
 mod present;

@@ -2,14 +2,17 @@
 //! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
 //! PersistentVolumes and claims that come with them.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use globset::GlobSet;
 
 use crate::diagnostics::Findings;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::suggest::closest;
 use crate::error::Error;
-use crate::model::load::{display_name, yaml_files};
+use crate::model::load::{dedupe, display_name, yaml_files};
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::storage;
 use crate::yaml::tree::parse_documents;
@@ -40,7 +43,7 @@ impl Linted {
         if self.jobs > 0 || self.volumes_and_claims > 0 || !self.findings.is_empty() {
             return None;
         }
-        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let named: Vec<String> = paths.iter().map(|p| display_name(p).to_string()).collect();
         let named = named.join(", ");
         if self.files == 0 {
             return Some(format!(
@@ -74,11 +77,15 @@ impl Linted {
 /// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
 /// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
 /// Other documents (Services, ConfigMaps, ...) are skipped.
-pub fn lint(paths: &[PathBuf], facts: &ManifestFacts) -> Result<Linted, Error> {
+/// Directories are walked as `render` walks them, leaving out what `exclude` matches.
+pub fn lint(paths: &[PathBuf], exclude: &GlobSet, facts: &ManifestFacts) -> Result<Linted, Error> {
     let mut linted = Linted::default();
-    for path in yaml_files(paths)? {
-        let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
-        let name = display_name(&path);
+    let files = dedupe(yaml_files(paths, exclude)?, &mut BTreeSet::new());
+    for file in files {
+        let name = display_name(&file.path);
+        let text = file
+            .read_text()
+            .map_err(|e| Error::io(Path::new(&*name), e))?;
         lint_text(&mut linted, name, text, facts);
         linted.files += 1;
     }
