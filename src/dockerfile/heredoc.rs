@@ -28,7 +28,8 @@ pub fn markers(line: &str) -> Vec<Marker> {
             Some(q) if b == q => quote = None,
             Some(_) => {}
             None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if line[i..].starts_with("<<") && !line[i..].starts_with("<<<") => {
+            // Bytes, not `line[i..]`: `i` may be inside a multi-byte character.
+            None if bytes[i..].starts_with(b"<<") && !bytes[i..].starts_with(b"<<<") => {
                 if let Some(marker) = marker_at(line, i) {
                     i = marker.span.1;
                     out.push(marker);
@@ -182,6 +183,8 @@ mod tests {
         assert!(markers("cat <<< word").is_empty());
         assert!(markers("echo '<<EOF'").is_empty());
         assert!(markers("echo a << b").is_empty());
+        assert_eq!(delimiters("echo é <<É\u{e9}"), []);
+        assert_eq!(delimiters("echo é <<EOF"), [("EOF".to_owned(), false)]);
     }
 
     #[test]
