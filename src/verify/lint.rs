@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::model::load::{dedupe, display_name, yaml_files};
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::storage;
-use crate::yaml::tree::parse_documents;
+use crate::yaml::tree::{Document, parse_documents};
 use crate::yaml::tree_value::to_value;
 
 /// What a lint run found, and over how much.
@@ -107,29 +107,56 @@ pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &Mani
     };
     for doc in docs {
         let value = to_value(&doc.root);
-        if let Some(volume) = storage::volume(&value) {
-            linted.volumes.push(volume);
-            linted.volumes_and_claims += 1;
-            continue;
-        }
-        if let Some(claim) = storage::claim(&value, |p| doc.locate_pointer(p)) {
-            linted.claims.push(claim);
-            linted.volumes_and_claims += 1;
-            continue;
-        }
-        if !manifest::is_pytorchjob(&value) {
-            if let Some((pointer, why)) = near_miss(&value) {
-                let at = doc.locate_pointer(pointer);
-                linted.near_misses.push(format!("{at}: {why}"));
+        // `kubectl get ... -o yaml` prints a `List` of objects; each is linted in place.
+        match list_items(&value) {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    lint_object(linted, item, &format!("/items/{i}"), &doc, facts);
+                }
             }
-            continue;
+            None => lint_object(linted, &value, "", &doc, facts),
         }
-        linted.jobs += 1;
-        for mut finding in manifest::check(&value, facts) {
-            let pointer = finding.pointer.as_deref().unwrap_or("");
-            finding.location = Some(doc.locate_pointer(pointer));
-            linted.findings.add(finding);
+    }
+}
+
+/// The objects of a Kubernetes `List` (`apiVersion: v1`, `kind: List`, `items`).
+fn list_items(value: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
+    let is_list = value["apiVersion"] == "v1" && value["kind"] == "List";
+    is_list.then(|| value["items"].as_array()).flatten()
+}
+
+/// Lint one object, found at `prefix` (a JSON pointer) in `doc`.
+fn lint_object(
+    linted: &mut Linted,
+    value: &serde_json::Value,
+    prefix: &str,
+    doc: &Document,
+    facts: &ManifestFacts,
+) {
+    let locate = |pointer: &str| doc.locate_pointer(&format!("{prefix}{pointer}"));
+    if let Some(volume) = storage::volume(value) {
+        linted.volumes.push(volume);
+        linted.volumes_and_claims += 1;
+        return;
+    }
+    if let Some(claim) = storage::claim(value, locate) {
+        linted.claims.push(claim);
+        linted.volumes_and_claims += 1;
+        return;
+    }
+    if !manifest::is_pytorchjob(value) {
+        if let Some((pointer, why)) = near_miss(value) {
+            linted
+                .near_misses
+                .push(format!("{}: {why}", locate(pointer)));
         }
+        return;
+    }
+    linted.jobs += 1;
+    for mut finding in manifest::check(value, facts) {
+        let pointer = finding.pointer.as_deref().unwrap_or("");
+        finding.location = Some(locate(pointer));
+        linted.findings.add(finding);
     }
 }
 

@@ -75,6 +75,20 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
 }
 
 #[test]
+fn a_kubectl_list_piped_to_lint_is_linted_item_by_item() {
+    let list = read("tests/inputs/kubectl-list.yaml");
+    let out = with_stdin(&root(), &["lint", "-", "--format", "brief"], &list);
+    assert_eq!(
+        ended(&out),
+        (
+            Some(0),
+            "<stdin>:25:19: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n".to_owned(),
+            String::new()
+        )
+    );
+}
+
+#[test]
 fn render_reads_a_job_from_stdin_beside_a_pools_file() {
     let dir = "examples/seed-swin-roce";
     let from_file = rdmagen(&[
@@ -302,8 +316,6 @@ fn a_symlink_out_of_the_tree_is_reported_and_not_read() {
     let dir = tree_with_a_manifest();
     std::fs::create_dir(dir.path().join("outside")).unwrap();
     std::fs::write(dir.path().join("outside/secret.yaml"), "token: hunter2\n").unwrap();
-    let real = std::fs::canonicalize(dir.path()).unwrap();
-    let real = real.to_str().unwrap();
     symlink(
         "../outside/secret.yaml",
         dir.path().join("tree/secret.yaml"),
@@ -315,9 +327,7 @@ fn a_symlink_out_of_the_tree_is_reported_and_not_read() {
         (
             Some(2),
             String::new(),
-            format!(
-                "error: tree/secret.yaml: is a symlink to {real}/outside/secret.yaml, outside tree; rdmagen follows a symlink only within the tree it is given (--exclude skips it)\n"
-            )
+            "error: tree/secret.yaml: is a symlink that leads out of tree; rdmagen follows a symlink only within the tree it is given (--exclude skips it)\n".to_owned()
         )
     );
     std::fs::remove_file(dir.path().join("tree/secret.yaml")).unwrap();
@@ -328,9 +338,7 @@ fn a_symlink_out_of_the_tree_is_reported_and_not_read() {
         (
             Some(2),
             String::new(),
-            format!(
-                "error: tree/elsewhere: is a symlink to {real}/outside, outside tree; rdmagen follows a symlink only within the tree it is given (--exclude skips it)\n"
-            )
+            "error: tree/elsewhere: is a symlink that leads out of tree; rdmagen follows a symlink only within the tree it is given (--exclude skips it)\n".to_owned()
         )
     );
     // Excluded, it is not looked at; a link to a file that is not YAML is no input.
