@@ -75,6 +75,23 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
 }
 
 #[test]
+fn the_stdin_filename_is_escaped_like_any_file_name() {
+    let helm = read("tests/inputs/helm-template.yaml");
+    let args = [
+        "lint",
+        "-",
+        "--stdin-filename",
+        "chart\u{1b}[31m\n::error::x",
+        "--format",
+        "brief",
+    ];
+    assert_eq!(
+        text(&with_stdin(&root(), &args, &helm).stdout),
+        "chart\\u{1b}[31m\\n::error::x:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n"
+    );
+}
+
+#[test]
 fn a_kubectl_list_piped_to_lint_is_linted_item_by_item() {
     let list = read("tests/inputs/kubectl-list.yaml");
     let out = with_stdin(&root(), &["lint", "-", "--format", "brief"], &list);
