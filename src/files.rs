@@ -6,9 +6,15 @@
 //! symlinks, so no earlier component is one either), refuses anything but a regular
 //! file (a FIFO would block, `/dev/zero` never ends), and stops at a size limit
 //! instead of reading without bound.
+//!
+//! Input trees are the one exception to "never follow": [`walk_inputs`] follows a
+//! symlink whose target stays inside the tree named on the command line, and refuses
+//! one that leads out of it or around a loop.
 
+use std::cell::RefCell;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{FileType, Mode, OFlags};
@@ -26,6 +32,79 @@ pub fn set_max_file_size(bytes: u64) {
 
 pub fn max_file_size() -> u64 {
     MAX_FILE_SIZE.load(Ordering::Relaxed)
+}
+
+/// How standard input is named on the command line.
+pub const STDIN: &str = "-";
+
+/// The name standard input goes by in messages when `--stdin-filename` names none.
+pub const DEFAULT_STDIN_NAME: &str = "<stdin>";
+
+static STDIN_NAME: OnceLock<String> = OnceLock::new();
+
+/// Standard input's bytes, or why they could not be read: kept for the whole process,
+/// because a stream can be read only once.
+static STDIN_BYTES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+
+/// Name standard input in messages (`--stdin-filename`), once for the whole process.
+pub fn set_stdin_name(name: &str) {
+    // A second call (unit tests share the process) keeps the first name.
+    STDIN_NAME.get_or_init(|| name.to_owned());
+}
+
+/// The name standard input goes by in messages.
+pub fn stdin_name() -> &'static str {
+    STDIN_NAME.get().map_or(DEFAULT_STDIN_NAME, String::as_str)
+}
+
+/// Whether `path` is `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// All of standard input, read on first use and kept: naming `-` twice reads the
+/// same bytes (the command line refuses that anyway). Bounded by [`max_file_size`]
+/// like any file: a longer stream is an error, never a partial read.
+pub fn read_stdin() -> io::Result<Vec<u8>> {
+    let read = STDIN_BYTES.get_or_init(|| {
+        let limit = max_file_size();
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(limit).to_string());
+        }
+        Ok(bytes)
+    });
+    read.clone().map_err(io::Error::other)
+}
+
+/// [`read_stdin`] for `-`, else [`read_regular`].
+pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    if is_stdin(path) {
+        read_stdin()
+    } else {
+        read_regular(path)
+    }
+}
+
+/// [`read_input`] as UTF-8 text.
+pub fn read_input_text(path: &Path) -> io::Result<String> {
+    utf8(read_input(path)?)
+}
+
+fn too_large(limit: u64) -> io::Error {
+    io::Error::other(format!(
+        "is larger than {limit} bytes, the most rdmagen reads (--max-file-size)"
+    ))
+}
+
+fn utf8(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "is not valid UTF-8 text"))
 }
 
 /// What a path turned out to be, for messages.
@@ -70,14 +149,9 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
             kind_name(kind)
         )));
     }
-    let too_large = || {
-        io::Error::other(format!(
-            "is larger than {limit} bytes, the most rdmagen reads (--max-file-size)"
-        ))
-    };
     let size = u64::try_from(stat.st_size).unwrap_or(0);
     if size > limit {
-        return Err(too_large());
+        return Err(too_large(limit));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     // Read one byte past the limit: a file that grew (or lied about its size, as
@@ -86,15 +160,14 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(too_large());
+        return Err(too_large(limit));
     }
     Ok(bytes)
 }
 
 /// [`read_regular`] as UTF-8 text.
 pub fn read_regular_text(path: &Path) -> io::Result<String> {
-    String::from_utf8(read_regular(path)?)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "is not valid UTF-8 text"))
+    utf8(read_regular(path)?)
 }
 
 /// Refuse a path that passes through a symlink: any component of a relative path
@@ -185,6 +258,177 @@ pub fn walk(root: &Path) -> io::Result<Vec<Entry>> {
         });
     }
     Ok(out)
+}
+
+/// A file found by [`walk_inputs`] (or named on the command line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputFile {
+    /// The path as walked: the root as given joined with the names below it. Messages
+    /// name it and `--exclude` matches it.
+    pub path: PathBuf,
+    /// Where a path through a symlink inside the tree really leads (canonical), read
+    /// in its place: [`read_regular`] refuses a symlink anywhere in `path`.
+    pub target: Option<PathBuf>,
+}
+
+impl InputFile {
+    /// A path named on the command line, read as given (`-` is standard input).
+    pub fn named(path: PathBuf) -> Self {
+        InputFile { path, target: None }
+    }
+
+    /// The file whose bytes are read: the symlink's target, else the path.
+    pub fn real(&self) -> &Path {
+        self.target.as_deref().unwrap_or(&self.path)
+    }
+
+    /// The whole file as UTF-8 text, within [`max_file_size`].
+    pub fn read_text(&self) -> io::Result<String> {
+        read_input_text(self.real())
+    }
+}
+
+/// Which entries [`walk_inputs`] takes and skips.
+pub struct InputFilter<'a> {
+    /// A file the walk wants, by its name (e.g. `*.yaml`).
+    pub wanted: &'a dyn Fn(&Path) -> bool,
+    /// A file or directory the user excluded, by its walked path (`--exclude`).
+    pub excluded: &'a dyn Fn(&Path) -> bool,
+}
+
+/// A walk's error, with the path it is about.
+pub type WalkError = (PathBuf, io::Error);
+
+/// The regular files below `root` that `filter` wants, sorted by path. A symlink is
+/// followed when what it leads to (canonicalised) is inside `root`'s canonical tree:
+/// a repository may link `prod.yaml -> base/prod.yaml`. One that leads out of the
+/// tree, to nothing, or back around a loop is an error naming it, never silently
+/// dropped; a symlink to a file the filter does not want is not looked at, as no
+/// such file is. Excluded paths are skipped before anything about them is looked at,
+/// so an exclusion is the way past a symlink the walk refuses. A root that is a
+/// symlink is refused, as everywhere.
+pub fn walk_inputs(root: &Path, filter: &InputFilter<'_>) -> Result<Vec<InputFile>, WalkError> {
+    let at_root = |e: io::Error| (root.to_path_buf(), e);
+    refuse_symlinked_name(root).map_err(at_root)?;
+    let real_root = std::fs::canonicalize(root).map_err(at_root)?;
+    // Directories reached through a symlink, as walked: files below them are read
+    // through their canonical path.
+    let linked_dirs: RefCell<Vec<PathBuf>> = RefCell::default();
+    let refused: RefCell<Option<WalkError>> = RefCell::default();
+    let walker = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            let path = entry.path();
+            if (filter.excluded)(path) {
+                return false;
+            }
+            if !entry.path_is_symlink() {
+                return true;
+            }
+            let is_dir = entry.file_type().is_dir();
+            if !is_dir && !(filter.wanted)(path) {
+                return false;
+            }
+            let why = match std::fs::canonicalize(path) {
+                Ok(target) if target.starts_with(&real_root) => {
+                    if is_dir {
+                        linked_dirs.borrow_mut().push(path.to_path_buf());
+                    }
+                    return true;
+                }
+                // Where it leads is not printed: a pull request must not learn the
+                // machine's paths from a CI log.
+                Ok(_) => format!(
+                    "is a symlink that leads out of {}; rdmagen follows a symlink only within the tree it is given",
+                    root.display()
+                ),
+                Err(e) => format!("is a symlink that cannot be followed ({e})"),
+            };
+            refused
+                .borrow_mut()
+                .get_or_insert_with(|| refusal(path, &why));
+            false
+        });
+    let mut out = Vec::new();
+    for entry in walker {
+        if let Some(refusal) = refused.borrow_mut().take() {
+            return Err(refusal);
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => match walk_error(e, filter) {
+                Some(refusal) => return Err(refusal),
+                None => continue,
+            },
+        };
+        let path = entry.path();
+        if path.file_name().and_then(|n| n.to_str()).is_none() {
+            return Err(at_root(io::Error::other(format!(
+                "holds {}, a name that is not valid UTF-8; rename it",
+                path.to_string_lossy()
+            ))));
+        }
+        if entry.file_type().is_dir() || !(filter.wanted)(path) {
+            continue;
+        }
+        if !entry.file_type().is_file() {
+            let kind = kind_of(path).ok().flatten().unwrap_or(FileType::Unknown);
+            return Err(refusal(
+                path,
+                &format!("is {}; rdmagen reads only regular files", kind_name(kind)),
+            ));
+        }
+        let through_link =
+            entry.path_is_symlink() || linked_dirs.borrow().iter().any(|dir| path.starts_with(dir));
+        let target = match through_link {
+            true => Some(std::fs::canonicalize(path).map_err(|e| (path.to_path_buf(), e))?),
+            false => None,
+        };
+        out.push(InputFile {
+            path: entry.into_path(),
+            target,
+        });
+    }
+    match refused.into_inner() {
+        Some(refusal) => Err(refusal),
+        None => Ok(out),
+    }
+}
+
+/// A path the walk will not take, and why; the way past it is to exclude it.
+fn refusal(path: &Path, why: &str) -> WalkError {
+    (
+        path.to_path_buf(),
+        io::Error::other(format!("{why} (--exclude skips it)")),
+    )
+}
+
+/// A walk error as the error that stops the walk, a loop or a dangling symlink named
+/// as such; `None` for an excluded path, and for a dangling symlink whose name the
+/// walk does not want, which would not have been read.
+fn walk_error(e: walkdir::Error, filter: &InputFilter<'_>) -> Option<WalkError> {
+    let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+    // walkdir meets a loop or a dangling link before `filter_entry` sees the entry.
+    if (filter.excluded)(&path) {
+        return None;
+    }
+    if let Some(ancestor) = e.loop_ancestor() {
+        let why = format!(
+            "is a symlink to {}, a directory that holds it: a loop",
+            ancestor.display()
+        );
+        return Some(refusal(&path, &why));
+    }
+    if kind_of(&path).ok().flatten() == Some(FileType::Symlink) {
+        if !(filter.wanted)(&path) && std::fs::metadata(&path).is_err() {
+            return None;
+        }
+        return Some(refusal(&path, "is a symlink to nothing"));
+    }
+    Some((path, io::Error::from(e)))
 }
 
 #[cfg(test)]

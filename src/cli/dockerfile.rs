@@ -1,11 +1,12 @@
 //! `rdmagen dockerfile` and `rdmagen image-check`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{ArgGroup, Args};
 
 use super::Streams;
+use super::input_args::StdinArgs;
 use super::output_args::OutputArgs;
 use super::present;
 use crate::diagnostics::Suppressions;
@@ -139,7 +140,7 @@ fn produce(
 
 #[derive(Debug, Args)]
 pub struct ImageCheckArgs {
-    /// Dockerfiles to check.
+    /// Dockerfiles to check; `-` is standard input.
     #[arg(required = true, value_name = "DOCKERFILE")]
     pub dockerfiles: Vec<PathBuf>,
     /// A captured `dpkg -l` from the image; every seed package must be `ii`.
@@ -148,6 +149,12 @@ pub struct ImageCheckArgs {
     /// The platform the image runs on; decides which NCCL variables it presets.
     #[arg(long, value_enum, default_value_t = Platform::Generic)]
     pub platform: Platform,
+    #[command(flatten)]
+    pub stdin: StdinArgs,
+    /// Succeed (exit 0, with the format's empty output) when no file given holds a
+    /// Dockerfile instruction, instead of failing with exit 2.
+    #[arg(long, help_heading = "Input")]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub print: OutputArgs,
     #[command(flatten)]
@@ -159,18 +166,36 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
     let mut sources = Sources::default();
     let profile = profile(args.platform);
     let mut suppressions = Suppressions::default();
+    args.stdin
+        .apply(args.dockerfiles.iter().chain(&args.dpkg))?;
+    let read = |path: &PathBuf| {
+        let name = display_name(path);
+        crate::files::read_input_text(path)
+            .map(|text| (name.clone(), text))
+            .map_err(|e| Error::io(Path::new(&*name), e))
+    };
     let mut checked = 0;
     for path in &args.dockerfiles {
-        let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
-        let name = display_name(path);
+        let (name, text) = read(path)?;
         sources.add(name.clone(), Arc::from(text.as_str()));
-        image_check::dockerfile(&name, &text, profile, &mut findings);
         suppressions.comments(&name, &text);
-        checked += 1;
+        if image_check::dockerfile(&name, &text, profile, &mut findings) {
+            checked += 1;
+        }
+    }
+    if checked == 0 && !args.allow_empty {
+        let named: Vec<String> = args
+            .dockerfiles
+            .iter()
+            .map(|p| display_name(p).to_string())
+            .collect();
+        return Err(Error::Usage(format!(
+            "nothing to check: no Dockerfile instruction in {} (--allow-empty accepts that)",
+            named.join(", ")
+        )));
     }
     if let Some(path) = &args.dpkg {
-        let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
-        let name = display_name(path);
+        let (name, text) = read(path)?;
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dpkg_capture(&name, &text, &mut findings);
     }

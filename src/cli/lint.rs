@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
+use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use crate::error::Error;
 use crate::model::pool::Platform;
@@ -27,6 +28,8 @@ pub struct LintArgs {
     /// only there. Default: unknown.
     #[arg(long, value_enum)]
     pub platform: Option<Platform>,
+    #[command(flatten)]
+    pub input: InputArgs,
     #[command(flatten)]
     pub print: OutputArgs,
     #[command(flatten)]
@@ -53,9 +56,13 @@ impl LintArgs {
 }
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let linted = lint::lint(&args.manifests, &args.facts(), &args.rules.policy())?;
-    if let Some(why) = linted.nothing_linted(&args.manifests) {
-        return Err(Error::Usage(why));
+    let exclude = args.input.apply(&args.manifests)?;
+    let policy = args.rules.policy();
+    let linted = lint::lint(&args.manifests, &exclude, &args.facts(), &policy)?;
+    if let Some(why) = linted.nothing_linted(&args.manifests)
+        && !args.input.allow_empty
+    {
+        return Err(Error::Usage(format!("{why} (--allow-empty accepts that)")));
     }
     let storage = match linted.volumes_and_claims {
         0 => String::new(),

@@ -7,6 +7,7 @@ mod detect;
 mod diff;
 mod dockerfile;
 mod exit;
+mod input_args;
 mod lint;
 mod man;
 mod output_args;

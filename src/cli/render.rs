@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use super::present;
 use super::{Streams, exit, stderr, stdout};
@@ -55,6 +56,8 @@ pub struct RenderArgs {
     #[arg(long, help_heading = "Golden files")]
     pub semantic: bool,
     #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
     pub print: OutputArgs,
     #[command(flatten)]
     pub rules: super::rule_args::RuleArgs,
@@ -92,12 +95,18 @@ fn ci_is_set() -> bool {
 }
 
 pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
+        exclude,
+        allow_empty: args.input.allow_empty,
         policy: args.rules.policy(),
     };
+    if let Some(dir) = &args.output {
+        refuse_format_name(dir)?;
+    }
     let Some(dir) = &args.output else {
         // -o may come from the configuration file, so clap cannot require it.
         let needs_dir = [
@@ -180,6 +189,26 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             let blessed = blessing.finish(args.prune)?;
             print_blessed(dir, &blessed, args.prune, io)
         }
+    }
+}
+
+/// kubectl's `-o` names an output format: someone who writes `render -o yaml` wants
+/// YAML on stdout, not a directory called `yaml`. So a bare format name is refused
+/// unless that directory already exists; `-o ./yaml` means the directory.
+fn refuse_format_name(dir: &Path) -> Result<(), Error> {
+    const KUBECTL_FORMATS: [&str; 5] = ["yaml", "yml", "json", "wide", "name"];
+    let bare = dir.to_str().filter(|d| KUBECTL_FORMATS.contains(d));
+    match bare {
+        Some(name)
+            if crate::files::kind_of(dir)
+                .map_err(|e| Error::io(dir, e))?
+                .is_none() =>
+        {
+            Err(Error::Usage(format!(
+                "-o takes a directory, and there is no directory `{name}`: render already prints YAML to stdout without -o (write `-o ./{name}` to create a directory of that name)"
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -3,8 +3,9 @@
 use clap::Args;
 
 use super::{Streams, stdout};
+use crate::diagnostics::escape::printable;
 use crate::diagnostics::rule::{CATALOGUE, RuleInfo};
-use crate::diagnostics::suggest::closest;
+use crate::diagnostics::suggest::near_ids;
 use crate::error::Error;
 use crate::output::{Format, json};
 
@@ -53,13 +54,20 @@ pub fn list(args: &RulesArgs, io: &mut Streams<'_>) -> Result<(), Error> {
 
 pub fn explain(args: &ExplainArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let Some(rule) = RuleInfo::by_id(args.id.trim()) else {
-        let hint = closest(
-            &args.id.to_ascii_uppercase(),
-            CATALOGUE.iter().map(|r| r.id),
-        )
-        .map(|id| format!("; did you mean {id}?"))
-        .unwrap_or_else(|| "; `rdmagen rules` lists them".to_owned());
-        return Err(Error::Usage(format!("no rule `{}`{hint}", args.id)));
+        let near = near_ids(&args.id, CATALOGUE.iter().map(|r| r.id));
+        let hint = match near.as_slice() {
+            [] => {
+                let first = CATALOGUE.first().map_or("", |r| r.id);
+                let last = CATALOGUE.last().map_or("", |r| r.id);
+                format!("; rule IDs run from {first} to {last}, and `rdmagen rules` lists them")
+            }
+            [id] => format!("; did you mean {id}?"),
+            ids => format!("; did you mean one of {}?", ids.join(", ")),
+        };
+        return Err(Error::Usage(format!(
+            "no rule `{}`{hint}",
+            printable(&args.id)
+        )));
     };
     writeln!(
         io.out,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Streams;
+use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use crate::error::Error;
 use crate::pipeline::{self, Discard, Request};
@@ -21,16 +22,21 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
     pub print: OutputArgs,
     #[command(flatten)]
     pub rules: super::rule_args::RuleArgs,
 }
 
 pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
+        exclude,
+        allow_empty: args.input.allow_empty,
         policy: args.rules.policy(),
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
-use crate::dockerfile::instructions;
+use crate::dockerfile::{heredoc, instructions};
 use crate::model::pool::Fabric;
 use crate::nccl::{self, EnvFacts};
 use crate::packages::base_image;
@@ -16,14 +16,23 @@ use crate::packages::dpkg;
 use crate::packages::{Family, PackageSet, packages};
 use crate::platform::Profile;
 
-/// Check one Dockerfile's text.
-pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findings: &mut Findings) {
+/// Check one Dockerfile's text; false when it holds no instruction at all (an empty
+/// file, only comments): nothing was checked, and nothing is reported.
+pub fn dockerfile(
+    name: &Arc<str>,
+    text: &str,
+    profile: &'static Profile,
+    findings: &mut Findings,
+) -> bool {
     let at = |line: usize| Location {
         file: name.clone(),
         line,
         column: 1,
     };
     let steps = instructions(text);
+    if steps.is_empty() {
+        return false;
+    }
     let mut family = None;
     let mut installed: Vec<String> = Vec::new();
     let mut first_from = None;
@@ -45,7 +54,7 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
                 }
             }
             "RUN" => {
-                let (found, used) = install_words(rest);
+                let (found, used) = install_words(&run_script(rest));
                 installed.extend(found);
                 family = family.or(used);
             }
@@ -73,6 +82,7 @@ pub fn dockerfile(name: &Arc<str>, text: &str, profile: &'static Profile, findin
             at(first_from.unwrap_or(1)),
         );
     }
+    true
 }
 
 fn env_finding(
@@ -167,6 +177,34 @@ fn shell_words(text: &str) -> Vec<String> {
     words
 }
 
+/// What a RUN executes as one shell command line: its command, then the body of each
+/// here-document that is a script ([`heredoc::is_script`]; `RUN cat <<EOF > file`
+/// writes its body, it does not run it), a body's lines joined as the shell joins
+/// them: `\` continues a line, a line break ends a command.
+fn run_script(rest: &str) -> String {
+    let run = heredoc::split(rest);
+    let mut script = run.command.to_owned();
+    for (marker, body) in &run.bodies {
+        if !heredoc::is_script(run.command, marker) {
+            continue;
+        }
+        for line in body.lines() {
+            match line.trim_end().strip_suffix('\\') {
+                Some(head) => {
+                    script.push(' ');
+                    script.push_str(head);
+                }
+                None => {
+                    script.push(' ');
+                    script.push_str(line);
+                    script.push_str(" ;");
+                }
+            }
+        }
+    }
+    script
+}
+
 /// Package words of `apt-get install`, `apt install`, `dnf install`, `yum install`,
 /// `microdnf install` commands in a RUN line, and the family they imply.
 fn install_words(run: &str) -> (Vec<String>, Option<Family>) {
@@ -248,6 +286,16 @@ mod tests {
             env_pairs("NCCL_DEBUG INFO"),
             [("NCCL_DEBUG".into(), "INFO".into())]
         );
+    }
+
+    #[test]
+    fn a_heredoc_script_installs_what_it_names() {
+        let rest = "<<EOF\nset -e\napt-get update\napt-get install -y --no-install-recommends \\\n    libibverbs1 \\\n    rdma-core\nrm -rf /var/lib/apt/lists/*\nEOF";
+        let (words, family) = install_words(&run_script(rest));
+        assert_eq!(words, ["libibverbs1", "rdma-core"]);
+        assert_eq!(family, Some(Family::Apt));
+        let data = "cat <<EOF > /notes\napt-get install -y rdma-core\nEOF";
+        assert_eq!(install_words(&run_script(data)).0, Vec::<String>::new());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! Dockerfile is checked first (package names from a fixed list, versions and base
 //! images from a safe alphabet), so nothing can inject an instruction.
 
+pub mod heredoc;
 pub mod image_check;
 
 use minijinja::value::Value;
@@ -142,11 +143,15 @@ const INSTRUCTIONS: &[&str] = &[
 ];
 
 /// The instructions of a Dockerfile, one per logical line (continuations joined,
-/// comments and blank lines skipped), as (line number, instruction word, rest).
+/// comments and blank lines skipped), as (line number, instruction word, rest). A
+/// RUN, COPY or ADD that opens here-documents keeps them in its rest: the line, then
+/// each body's lines and end line, `\n`-separated, as [`heredoc::split`] reads them;
+/// their lines are not instructions.
 pub fn instructions(text: &str) -> Vec<(usize, String, String)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, String)> = None;
-    for (i, line) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
         let trimmed = line.trim();
         if current.is_none() && (trimmed.is_empty() || trimmed.starts_with('#')) {
             continue;
@@ -163,20 +168,36 @@ pub fn instructions(text: &str) -> Vec<(usize, String, String)> {
             }
             None => {
                 joined.push_str(trimmed);
-                let (word, rest) = joined
-                    .split_once(char::is_whitespace)
-                    .unwrap_or((&joined, ""));
-                out.push((start, word.to_ascii_uppercase(), rest.trim().to_owned()));
+                let (word, rest) = split_word(&joined);
+                let mut rest = rest.to_owned();
+                if matches!(word.as_str(), "RUN" | "COPY" | "ADD") {
+                    for marker in heredoc::markers(&rest.clone()) {
+                        for (_, body_line) in lines.by_ref() {
+                            rest.push('\n');
+                            rest.push_str(body_line);
+                            if heredoc::ends(&marker, body_line) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                out.push((start, word, rest));
             }
         }
     }
     if let Some((start, joined)) = current {
-        let (word, rest) = joined
-            .split_once(char::is_whitespace)
-            .unwrap_or((&joined, ""));
-        out.push((start, word.to_ascii_uppercase(), rest.trim().to_owned()));
+        let (word, rest) = split_word(&joined);
+        out.push((start, word, rest.to_owned()));
     }
     out
+}
+
+/// An instruction's word (upper case) and the rest of its line.
+fn split_word(joined: &str) -> (String, &str) {
+    let (word, rest) = joined
+        .split_once(char::is_whitespace)
+        .unwrap_or((joined, ""));
+    (word.to_ascii_uppercase(), rest.trim())
 }
 
 /// Lines that do not start with a Dockerfile instruction.

@@ -198,10 +198,16 @@ impl crate::pipeline::Sink for Comparator {
 }
 
 /// Two trees, or two files (compared under the new file's name).
+/// Either may be `-`, standard input, a file named by `--stdin-filename`.
 pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
-    if old.is_file() && new.is_file() {
-        let name = new.to_string_lossy().into_owned();
-        let read = |p: &Path| files::read_regular(p).map_err(|e| Error::io(p, e));
+    let is_file = |p: &Path| files::is_stdin(p) || p.is_file();
+    if is_file(old) && is_file(new) {
+        let shown = |p: &Path| match files::is_stdin(p) {
+            true => files::stdin_name().to_owned(),
+            false => p.to_string_lossy().into_owned(),
+        };
+        let name = shown(new);
+        let read = |p: &Path| files::read_input(p).map_err(|e| Error::io(Path::new(&shown(p)), e));
         let old_map = BTreeMap::from([(name.clone(), lossy(read(old)?))]);
         let new_map = BTreeMap::from([(name, lossy(read(new)?))]);
         return Ok(Comparison::from_maps(old_map, new_map));

@@ -1,12 +1,12 @@
 //! The first pass: every input file read and parsed, on every core.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::diagnostics::policy::IGNORE_ANNOTATION;
 use crate::diagnostics::{Findings, Location, Rule, Suppressions};
 use crate::error::Error;
+use crate::files::InputFile;
 use crate::model::load::{display_name, read_documents};
 use crate::model::{Loaded, PoolDocument};
 use crate::pipeline::parallel;
@@ -43,8 +43,11 @@ pub(super) struct JobIdentity {
 /// Read and parse `inputs` and then `pool_files` (whose Jobs are refused), in
 /// parallel; the files come back in that order. A file that cannot be read fails the
 /// run: the first such file in that order, whichever thread met it first.
-pub(super) fn read_all(inputs: &[PathBuf], pool_files: &[PathBuf]) -> Result<Vec<ReadFile>, Error> {
-    let files: Vec<(&PathBuf, bool)> = inputs
+pub(super) fn read_all(
+    inputs: &[InputFile],
+    pool_files: &[InputFile],
+) -> Result<Vec<ReadFile>, Error> {
+    let files: Vec<(&InputFile, bool)> = inputs
         .iter()
         .map(|p| (p, false))
         .chain(pool_files.iter().map(|p| (p, true)))
@@ -67,9 +70,11 @@ pub(super) fn read_all(inputs: &[PathBuf], pool_files: &[PathBuf]) -> Result<Vec
     Ok(read)
 }
 
-fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
-    let text = crate::files::read_regular_text(path).map_err(|e| Error::io(path, e))?;
-    let name = display_name(path);
+fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
+    let name = display_name(&file.path);
+    let text = file
+        .read_text()
+        .map_err(|e| Error::io(Path::new(&*name), e))?;
     let mut findings = Findings::default();
     let mut docs = read_documents(&name, &text, &mut findings);
     if pools_only {
@@ -123,26 +128,4 @@ fn read_one(path: &Path, pools_only: bool) -> Result<ReadFile, Error> {
         jobs,
         suppressions,
     })
-}
-
-/// Drop files already listed (the same file named twice, or under two roots). A file's
-/// identity is its canonical directory plus its name; directories are few, so each is
-/// canonicalised once.
-pub(super) fn dedupe(paths: Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Vec<PathBuf> {
-    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    paths
-        .into_iter()
-        .filter(|p| {
-            let dir = p.parent().unwrap_or(Path::new(""));
-            let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
-                let d = if dir.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    dir
-                };
-                std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
-            });
-            seen.insert(real.join(p.file_name().unwrap_or_default()))
-        })
-        .collect()
 }

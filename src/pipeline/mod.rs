@@ -17,10 +17,12 @@ mod sink;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use globset::GlobSet;
+
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
-use crate::model::load::{reread_jobs, yaml_files};
+use crate::model::load::{dedupe, reread_jobs, yaml_files};
 use crate::plan::Decision;
 use crate::render::Renderer;
 use crate::verify::Verifier;
@@ -28,7 +30,7 @@ use crate::verify::Verifier;
 pub use rendered::{OutputFile, RenderedJob, stream};
 pub use sink::{Collect, Discard, Order, Sink};
 
-use inputs::{dedupe, read_all};
+use inputs::read_all;
 use job::job_done;
 use judge::Judge;
 use partial::Partial;
@@ -45,6 +47,10 @@ pub struct Request {
     pub pools: Vec<PathBuf>,
     /// A directory whose templates replace the embedded ones by name.
     pub templates: Option<PathBuf>,
+    /// Walked paths to leave out (`--exclude`).
+    pub exclude: GlobSet,
+    /// Finding no Job is a run that did nothing, not an error (`--allow-empty`).
+    pub allow_empty: bool,
     /// The user's rule levels (config file and command line).
     pub policy: Policy,
 }
@@ -75,8 +81,12 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let verifier = Verifier::new();
     let (inputs, pool_files) = {
         let mut seen = BTreeSet::new();
-        let inputs = dedupe(yaml_files(&request.inputs)?, &mut seen);
-        (inputs, dedupe(yaml_files(&request.pools)?, &mut seen))
+        let exclude = &request.exclude;
+        let inputs = dedupe(yaml_files(&request.inputs, exclude)?, &mut seen);
+        (
+            inputs,
+            dedupe(yaml_files(&request.pools, exclude)?, &mut seen),
+        )
     };
 
     // Pass 1: every file read and parsed; pools registered, jobs' names collected.
@@ -142,16 +152,15 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     policy.apply(&mut total.consequences, 0, &[&suppressions]);
     total.findings.note_used(&total.consequences);
     policy.finish(&mut total.findings, &suppressions);
-    if total.rendered == 0 && total.findings.is_empty() && total.consequences.is_empty() {
-        let paths: Vec<String> = request
-            .inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        return Err(Error::Usage(format!(
-            "no Job documents in {} (kind: Job, apiVersion: rdmagen/v1alpha1)",
-            paths.join(", ")
-        )));
+    let nothing_found = total.rendered == 0 && total.findings.is_empty();
+    if nothing_found && total.consequences.is_empty() && !request.allow_empty {
+        let searched = searched(&request.inputs);
+        return Err(Error::Usage(match inputs.is_empty() {
+            true => format!("no *.yaml or *.yml file in {searched} (--allow-empty accepts that)"),
+            false => format!(
+                "no Job documents in {searched} (kind: Job, apiVersion: rdmagen/v1alpha1; --allow-empty accepts that)"
+            ),
+        }));
     }
     total.findings.sort();
     let mut consequences = std::mem::take(&mut total.consequences);
@@ -177,4 +186,13 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
             .map(|(_, name, pool, d)| (name, pool, d))
             .collect(),
     })
+}
+
+/// The paths a run searched, as named on the command line, for a message.
+fn searched(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .map(|p| crate::model::load::display_name(p).to_string())
+        .collect();
+    shown.join(", ")
 }

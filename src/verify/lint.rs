@@ -2,15 +2,18 @@
 //! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
 //! PersistentVolumes and claims that come with them.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostics::policy::IGNORE_ANNOTATION;
+use globset::GlobSet;
+
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
-use crate::model::load::{display_name, yaml_files};
+use crate::model::load::{dedupe, display_name, yaml_files};
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::storage;
 use crate::yaml::tree::{Document, Node, parse_documents};
@@ -43,7 +46,7 @@ impl Linted {
         if self.jobs > 0 || self.volumes_and_claims > 0 || !self.findings.is_empty() {
             return None;
         }
-        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let named: Vec<String> = paths.iter().map(|p| display_name(p).to_string()).collect();
         let named = named.join(", ");
         if self.files == 0 {
             return Some(format!(
@@ -80,11 +83,20 @@ impl Linted {
 /// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
 /// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
 /// Other documents (Services, ConfigMaps, ...) are skipped.
-pub fn lint(paths: &[PathBuf], facts: &ManifestFacts, policy: &Policy) -> Result<Linted, Error> {
+/// Directories are walked as `render` walks them, leaving out what `exclude` matches.
+pub fn lint(
+    paths: &[PathBuf],
+    exclude: &GlobSet,
+    facts: &ManifestFacts,
+    policy: &Policy,
+) -> Result<Linted, Error> {
     let mut linted = Linted::default();
-    for path in yaml_files(paths)? {
-        let text = crate::files::read_regular_text(&path).map_err(|e| Error::io(&path, e))?;
-        let name = display_name(&path);
+    let files = dedupe(yaml_files(paths, exclude)?, &mut BTreeSet::new());
+    for file in files {
+        let name = display_name(&file.path);
+        let text = file
+            .read_text()
+            .map_err(|e| Error::io(Path::new(&*name), e))?;
         lint_text(&mut linted, name, text, facts);
         linted.files += 1;
     }
@@ -108,29 +120,56 @@ pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &Mani
     for doc in docs {
         read_annotations(&doc, &mut linted.suppressions);
         let value = to_value(&doc.root);
-        if let Some(volume) = storage::volume(&value) {
-            linted.volumes.push(volume);
-            linted.volumes_and_claims += 1;
-            continue;
-        }
-        if let Some(claim) = storage::claim(&value, |p| doc.locate_pointer(p)) {
-            linted.claims.push(claim);
-            linted.volumes_and_claims += 1;
-            continue;
-        }
-        if !manifest::is_pytorchjob(&value) {
-            if let Some((pointer, why)) = near_miss(&value) {
-                let at = doc.locate_pointer(pointer);
-                linted.near_misses.push(format!("{at}: {why}"));
+        // `kubectl get ... -o yaml` prints a `List` of objects; each is linted in place.
+        match list_items(&value) {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    lint_object(linted, item, &format!("/items/{i}"), &doc, facts);
+                }
             }
-            continue;
+            None => lint_object(linted, &value, "", &doc, facts),
         }
-        linted.jobs += 1;
-        for mut finding in manifest::check(&value, facts) {
-            let pointer = finding.pointer.as_deref().unwrap_or("");
-            finding.location = Some(doc.locate_pointer(pointer));
-            linted.findings.add(finding);
+    }
+}
+
+/// The objects of a Kubernetes `List` (`apiVersion: v1`, `kind: List`, `items`).
+fn list_items(value: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
+    let is_list = value["apiVersion"] == "v1" && value["kind"] == "List";
+    is_list.then(|| value["items"].as_array()).flatten()
+}
+
+/// Lint one object, found at `prefix` (a JSON pointer) in `doc`.
+fn lint_object(
+    linted: &mut Linted,
+    value: &serde_json::Value,
+    prefix: &str,
+    doc: &Document,
+    facts: &ManifestFacts,
+) {
+    let locate = |pointer: &str| doc.locate_pointer(&format!("{prefix}{pointer}"));
+    if let Some(volume) = storage::volume(value) {
+        linted.volumes.push(volume);
+        linted.volumes_and_claims += 1;
+        return;
+    }
+    if let Some(claim) = storage::claim(value, locate) {
+        linted.claims.push(claim);
+        linted.volumes_and_claims += 1;
+        return;
+    }
+    if !manifest::is_pytorchjob(value) {
+        if let Some((pointer, why)) = near_miss(value) {
+            linted
+                .near_misses
+                .push(format!("{}: {why}", locate(pointer)));
         }
+        return;
+    }
+    linted.jobs += 1;
+    for mut finding in manifest::check(value, facts) {
+        let pointer = finding.pointer.as_deref().unwrap_or("");
+        finding.location = Some(locate(pointer));
+        linted.findings.add(finding);
     }
 }
 

@@ -88,7 +88,7 @@ fn no_jobs_is_a_usage_error_and_creates_nothing() {
         target.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("no Job documents in examples/dockerfile"));
+    assert!(text(&out.stderr).contains("no *.yaml or *.yml file in examples/dockerfile"));
     assert!(
         !target.exists(),
         "no output directory, no staging directory"

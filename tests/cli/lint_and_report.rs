@@ -214,7 +214,7 @@ fn assert_nothing_linted(paths: &[&str], message: &str) {
     assert_eq!(text(&out.stdout), "");
     assert_eq!(
         text(&out.stderr),
-        format!("error: nothing to lint: {message}\n")
+        format!("error: nothing to lint: {message} (--allow-empty accepts that)\n")
     );
 }
 

@@ -9,6 +9,7 @@ mod dockerfile;
 mod golden;
 mod golden_review;
 mod hostile_text;
+mod inputs;
 mod kubernetes_schema;
 mod layers;
 mod lint_and_report;

@@ -717,7 +717,7 @@ fn a_symlinked_input_is_refused_and_its_target_never_echoed() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {inputs}/stolen.yaml: is a symlink; rdmagen reads only regular files and never follows symlinks\n"
+            "error: {inputs}/stolen.yaml: is a symlink that leads out of {inputs}; rdmagen follows a symlink only within the tree it is given (--exclude skips it)\n"
         )
     );
     // Named on the command line, it is refused by the read itself.
