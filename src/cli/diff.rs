@@ -26,21 +26,19 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    present::refuse_for_comparisons(&args.print, "diff")?;
     let cmp = compare::paths(&args.old, &args.new)?;
-    let both_files = args.old.is_file();
     let old = args.old.to_string_lossy();
     let new = args.new.to_string_lossy();
-    let labels = if both_files {
-        Labels {
-            old: "",
-            new: &new,
-            new_is_dir: false,
-        }
-    } else {
-        Labels {
+    let labels = if args.old.is_file() {
+        Labels::Files {
             old: &old,
             new: &new,
-            new_is_dir: true,
+        }
+    } else {
+        Labels::Directories {
+            old: &old,
+            new: &new,
         }
     };
     present::comparison(io, &cmp, &labels, &args.print, args.semantic)

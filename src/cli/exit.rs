@@ -8,6 +8,7 @@ use super::{Streams, stderr, stdout};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::{Findings, Severity};
 use crate::error::Error;
+use crate::output::{self, Format};
 
 /// How a run ended.
 pub enum Ended {
@@ -68,7 +69,12 @@ pub fn verdict(
 
 /// Say how the run ended: clap's text (help on stdout, an error on stderr), or one
 /// `error: …` line on stderr. A write that fails here ends the run as an I/O error.
-pub fn tell(ended: Ended, io: &mut Streams<'_>) -> Ended {
+///
+/// An error that ends a run given a machine `format` is also said in that format,
+/// where its reader looks: JSON, SARIF, JUnit and GitLab write their error document
+/// on stdout (unless writing stdout is what failed), beside the `error:` line for
+/// people; GitHub writes an `::error` annotation on stderr in place of that line.
+pub fn tell(ended: Ended, io: &mut Streams<'_>, format: Option<Format>) -> Ended {
     let written = match &ended {
         Ended::Arguments(e) if e.use_stderr() => write!(io.err, "{}", e.render()).map_err(stderr),
         Ended::Arguments(e) => write!(io.out, "{}", e.render()).map_err(stdout),
@@ -77,13 +83,31 @@ pub fn tell(ended: Ended, io: &mut Streams<'_>) -> Ended {
         Ended::Ran(Err(Error::Differences { summary })) => {
             writeln!(io.err, "{}", printable(summary)).map_err(stderr)
         }
-        // Messages name paths and quote values from the inputs: one line, escaped.
-        Ended::Ran(Err(e)) => {
-            writeln!(io.err, "error: {}", printable(&e.to_string())).map_err(stderr)
-        }
+        Ended::Ran(Err(e)) => tell_error(e, io, format),
     };
     match written {
         Ok(()) => ended,
         Err(e) => Ended::Ran(Err(e)),
     }
+}
+
+/// An error that ended the run, in `format`. Messages name paths and quote values
+/// from the inputs: one line, escaped.
+fn tell_error(e: &Error, io: &mut Streams<'_>, format: Option<Format>) -> Result<(), Error> {
+    let message = e.to_string();
+    if format == Some(Format::Github) {
+        return writeln!(
+            io.err,
+            "::error title=rdmagen::{}",
+            output::github::escape_data(&message)
+        )
+        .map_err(stderr);
+    }
+    let stdout_failed = matches!(e, Error::Io { path, .. } if path.as_os_str() == "<stdout>");
+    if let Some(format) = format.filter(|_| !stdout_failed)
+        && let Some(written) = output::error_document(io.out, format, &message)
+    {
+        written.map_err(stdout)?;
+    }
+    writeln!(io.err, "error: {}", printable(&message)).map_err(stderr)
 }

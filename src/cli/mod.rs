@@ -104,11 +104,11 @@ pub fn run(
     };
     let ended = match Cli::try_parse_from(args) {
         Ok(cli) => run_parsed(&cli, &mut io),
-        Err(e) => exit::tell(Ended::Arguments(e), &mut io),
+        Err(e) => exit::tell(Ended::Arguments(e), &mut io, None),
     };
     let ended = match io.out.flush() {
         Ok(()) => ended,
-        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io),
+        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io, None),
     };
     exit::code(&ended)
 }
@@ -120,7 +120,7 @@ fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
         Ok(paused) => paused,
         Err(e) => return Ended::Ran(Err(stderr(e))),
     };
-    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io);
+    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io, cli.command.format());
     let Some(token) = paused else {
         return ended;
     };
