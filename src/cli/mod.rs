@@ -120,7 +120,7 @@ fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
         Ok(paused) => paused,
         Err(e) => return Ended::Ran(Err(stderr(e))),
     };
-    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io, cli.command.format());
+    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io, cli.command.report());
     let Some(token) = paused else {
         return ended;
     };
@@ -167,6 +167,17 @@ fn pause_workflow_commands(
 }
 
 impl Command {
+    /// How and where a command reports its findings, for the commands that take a
+    /// format.
+    fn report(&self) -> Option<exit::Report> {
+        let on_stderr = matches!(
+            self,
+            Command::Render(_) | Command::Detect(_) | Command::Dockerfile(_)
+        );
+        self.format()
+            .map(|format| exit::Report { format, on_stderr })
+    }
+
     /// The findings format a command was given, for the commands that take one.
     fn format(&self) -> Option<Format> {
         match self {

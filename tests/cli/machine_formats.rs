@@ -376,6 +376,22 @@ fn run_ending_errors_follow_the_format() {
         "::error title=rdmagen::a%0A::x::: does not exist\n"
     );
 
+    // render's findings go to stderr beside the manifests: so does its error
+    // document, in place of the `error:` line, and stdout stays empty.
+    let run = rdmagen(&["render", "no/such/job.yaml", "--format", "sarif"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(text(&run.stdout), "");
+    let log: Value = serde_json::from_slice(&run.stderr).unwrap();
+    let errors: Vec<String> = sarif_validator()
+        .iter_errors(&log)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+
     let run = rdmagen(&["lint", "no/such/file.yaml", "--format", "brief"]);
     assert_eq!(text(&run.stdout), "");
     assert!(text(&run.stderr).starts_with("error: no/such/file.yaml: "));
