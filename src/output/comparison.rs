@@ -55,6 +55,14 @@ impl Labels<'_> {
         }
     }
 
+    /// What a changed file is said to differ from: the render, or the old side's file.
+    pub(super) fn differs(&self, f: &FileDiff) -> String {
+        match self {
+            Labels::Golden { .. } => "differs from the rendered output".to_owned(),
+            _ => format!("differs from {}", self.old_path(f)),
+        }
+    }
+
     /// How a file that only one side has is described.
     pub(super) fn one_sided(&self, status: Status) -> &'static str {
         match (status, self) {

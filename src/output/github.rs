@@ -51,19 +51,13 @@ pub fn comparison(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>) -> i
             .map(|c| format!("{c}\n"))
             .collect();
         if u.hunks.is_empty() {
-            let note = u
-                .note
-                .as_deref()
-                .unwrap_or("differs from the rendered output");
-            annotation(w, "error", Some(at(1)), "rdmagen golden", note)?;
+            let message = u.note.unwrap_or_else(|| labels.differs(f));
+            annotation(w, "error", Some(at(1)), "rdmagen golden", &message)?;
             continue;
         }
         let count = u.hunks.len();
         for (i, hunk) in u.hunks.iter().enumerate() {
-            let mut message = format!(
-                "differs from the rendered output (change {} of {count})",
-                i + 1
-            );
+            let mut message = format!("{} (change {} of {count})", labels.differs(f), i + 1);
             if i == 0 {
                 if let Some(note) = &u.note {
                     message += &format!("; {note}");

@@ -83,13 +83,13 @@ fn github_annotates_every_change() {
     assert_eq!(lines.len(), 2, "{stdout}");
     assert!(
         lines[0].starts_with(&format!(
-            "::error file={NEW},line=12,title=rdmagen golden::differs from the rendered output (change 1 of 2)%0A"
+            "::error file={NEW},line=12,title=rdmagen golden::differs from {OLD} (change 1 of 2)%0A"
         )),
         "{stdout}"
     );
     assert!(
         lines[1].starts_with(&format!(
-            "::error file={NEW},line=47,title=rdmagen golden::differs from the rendered output (change 2 of 2)%0A@@ -44,7 +44,7 @@"
+            "::error file={NEW},line=47,title=rdmagen golden::differs from {OLD} (change 2 of 2)%0A@@ -44,7 +44,7 @@"
         )),
         "{stdout}"
     );
