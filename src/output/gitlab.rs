@@ -74,7 +74,23 @@ pub fn fingerprint(parts: &[&str]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fingerprint;
+    use super::*;
+    use crate::diagnostics::Rule;
+
+    #[test]
+    fn a_finding_without_a_file_points_at_the_repository_root() {
+        let mut all = Findings::default();
+        all.push(Rule::IbTcSet, "nowhere", None);
+        let mut out = Vec::new();
+        findings(&mut out, &all).unwrap();
+        let issues: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            issues[0]["location"],
+            json!({"path": ".", "lines": {"begin": 1}})
+        );
+        assert_eq!(issues[0]["severity"], "critical");
+        assert_eq!(issues[0]["description"], "RDG020: nowhere");
+    }
 
     #[test]
     fn fingerprints_are_fixed_and_separate_their_parts() {

@@ -159,7 +159,48 @@ fn escape(s: &str, in_attribute: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::*;
+    use crate::diagnostics::Rule;
+    use crate::diagnostics::source::Location;
+
+    /// A clean file passes, a file with an error fails, and a finding with no file
+    /// is a case of its own: every case a dashboard needs, in path order.
+    #[test]
+    fn every_file_checked_is_a_case_and_findings_without_a_file_have_one() {
+        let mut sources = Sources::default();
+        sources.add("b-clean.yaml".into(), "a: 1\n".into());
+        sources.add("a-bad.yaml".into(), "a: 1\n".into());
+        let mut all = Findings::default();
+        let at = Location {
+            file: "a-bad.yaml".into(),
+            line: 1,
+            column: 1,
+        };
+        all.push(Rule::IbTcSet, "set", Some(at));
+        all.push(Rule::IbTcSet, "nowhere", None);
+        let mut out = Vec::new();
+        findings(&mut out, &all, &sources).unwrap();
+        let xml = String::from_utf8(out).unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let cases: Vec<(&str, usize)> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .map(|n| {
+                let failed = n.children().filter(|c| c.has_tag_name("failure")).count();
+                (n.attribute("name").unwrap(), failed)
+            })
+            .collect();
+        assert_eq!(
+            cases,
+            [("a-bad.yaml", 1), ("b-clean.yaml", 0), (NO_FILE, 1)]
+        );
+        let suite = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testsuite"))
+            .unwrap();
+        assert_eq!(suite.attribute("tests"), Some("3"));
+        assert_eq!(suite.attribute("failures"), Some("2"));
+    }
 
     #[test]
     fn markup_and_controls_are_escaped() {
