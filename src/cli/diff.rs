@@ -30,6 +30,7 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+    present::refuse_for_comparisons(&args.print, "diff")?;
     args.stdin.apply([&args.old, &args.new])?;
     let is_file = |p: &Path| files::is_stdin(p) || p.is_file();
     for (stdin, other) in [(&args.old, &args.new), (&args.new, &args.old)] {
@@ -41,20 +42,17 @@ pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         }
     }
     let cmp = compare::paths(&args.old, &args.new)?;
-    let both_files = is_file(&args.old);
     let old = shown(&args.old);
     let new = shown(&args.new);
-    let labels = if both_files {
-        Labels {
-            old: "",
-            new: &new,
-            new_is_dir: false,
-        }
-    } else {
-        Labels {
+    let labels = if is_file(&args.old) {
+        Labels::Files {
             old: &old,
             new: &new,
-            new_is_dir: true,
+        }
+    } else {
+        Labels::Directories {
+            old: &old,
+            new: &new,
         }
     };
     present::comparison(io, &cmp, &labels, &args.print, args.semantic)

@@ -8,6 +8,7 @@ use super::{Streams, stderr, stdout};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::{Findings, Severity};
 use crate::error::Error;
+use crate::output::{self, Format};
 
 /// How a run ended.
 pub enum Ended {
@@ -66,9 +67,26 @@ pub fn verdict(
     })
 }
 
+/// Where a command's findings go, in which format: what an error that ends its run
+/// is written as.
+#[derive(Debug, Clone, Copy)]
+pub struct Report {
+    pub format: Format,
+    /// Findings go to stderr, beside the command's product on stdout (render,
+    /// detect, dockerfile); else they are the product, on stdout.
+    pub on_stderr: bool,
+}
+
 /// Say how the run ended: clap's text (help on stdout, an error on stderr), or one
 /// `error: …` line on stderr. A write that fails here ends the run as an I/O error.
-pub fn tell(ended: Ended, io: &mut Streams<'_>) -> Ended {
+///
+/// An error that ends a run given a machine format is said in that format where its
+/// reader looks for the report. JSON, SARIF, JUnit and GitLab write their error
+/// document on stdout, beside the `error:` line for people on stderr (nothing more
+/// on stdout when writing it is what failed); for a command whose report goes to
+/// stderr the document takes that line's place there. GitHub writes an `::error`
+/// annotation on stderr in place of the line.
+pub fn tell(ended: Ended, io: &mut Streams<'_>, report: Option<Report>) -> Ended {
     let written = match &ended {
         Ended::Arguments(e) if e.use_stderr() => write!(io.err, "{}", e.render()).map_err(stderr),
         Ended::Arguments(e) => write!(io.out, "{}", e.render()).map_err(stdout),
@@ -77,13 +95,41 @@ pub fn tell(ended: Ended, io: &mut Streams<'_>) -> Ended {
         Ended::Ran(Err(Error::Differences { summary })) => {
             writeln!(io.err, "{}", printable(summary)).map_err(stderr)
         }
-        // Messages name paths and quote values from the inputs: one line, escaped.
-        Ended::Ran(Err(e)) => {
-            writeln!(io.err, "error: {}", printable(&e.to_string())).map_err(stderr)
-        }
+        Ended::Ran(Err(e)) => tell_error(e, io, report),
     };
     match written {
         Ok(()) => ended,
         Err(e) => Ended::Ran(Err(e)),
     }
+}
+
+/// An error that ended the run, as `report` says. Messages name paths and quote
+/// values from the inputs: one line, escaped.
+fn tell_error(e: &Error, io: &mut Streams<'_>, report: Option<Report>) -> Result<(), Error> {
+    let message = e.to_string();
+    let human_line = |err: &mut dyn std::io::Write| {
+        writeln!(err, "error: {}", printable(&message)).map_err(stderr)
+    };
+    let Some(Report { format, on_stderr }) = report else {
+        return human_line(io.err);
+    };
+    if format == Format::Github {
+        return writeln!(
+            io.err,
+            "::error title=rdmagen::{}",
+            output::github::escape_data(&message)
+        )
+        .map_err(stderr);
+    }
+    if on_stderr {
+        return match output::error_document(io.err, format, &message) {
+            Some(written) => written.map_err(stderr),
+            None => human_line(io.err),
+        };
+    }
+    let stdout_failed = matches!(e, Error::Io { path, .. } if path.as_os_str() == "<stdout>");
+    if !stdout_failed && let Some(written) = output::error_document(io.out, format, &message) {
+        written.map_err(stdout)?;
+    }
+    human_line(io.err)
 }

@@ -139,11 +139,11 @@ pub fn run(
             Ok(()) => run_parsed(&cli, &mut io),
             Err(ended) => ended,
         },
-        Err(e) => exit::tell(Ended::Arguments(e), &mut io),
+        Err(e) => exit::tell(Ended::Arguments(e), &mut io, None),
     };
     let ended = match io.out.flush() {
         Ok(()) => ended,
-        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io),
+        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io, None),
     };
     exit::code(&ended)
 }
@@ -165,13 +165,16 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
     };
     let loaded = match config::load(choice) {
         Ok(loaded) => loaded,
-        Err((file, e)) => return Err(exit::tell(Ended::Ran(Err(Error::io(&file, e))), io)),
+        Err((file, e)) => {
+            let ended = Ended::Ran(Err(Error::io(&file, e)));
+            return Err(exit::tell(ended, io, cli.command.report()));
+        }
     };
     let config = match loaded {
         Ok(config) => config,
         Err(invalid) => {
             let shown = config::present_invalid(&invalid, cli.command.format(), io);
-            return Err(exit::tell(Ended::Ran(shown), io));
+            return Err(exit::tell(Ended::Ran(shown), io, cli.command.report()));
         }
     };
     let Some((_, sub)) = matches.subcommand() else {
@@ -216,7 +219,7 @@ fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
         Ok(paused) => paused,
         Err(e) => return Ended::Ran(Err(stderr(e))),
     };
-    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io);
+    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io, cli.command.report());
     let Some(token) = paused else {
         return ended;
     };
@@ -263,6 +266,17 @@ fn pause_workflow_commands(
 }
 
 impl Command {
+    /// How and where a command reports its findings, for the commands that take a
+    /// format.
+    fn report(&self) -> Option<exit::Report> {
+        let on_stderr = matches!(
+            self,
+            Command::Render(_) | Command::Detect(_) | Command::Dockerfile(_)
+        );
+        self.format()
+            .map(|format| exit::Report { format, on_stderr })
+    }
+
     /// The findings format a command was given, for the commands that take one.
     fn format(&self) -> Option<Format> {
         match self {

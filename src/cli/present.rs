@@ -39,6 +39,18 @@ pub fn findings_beside(
     output::findings(io.err, findings, sources, args.format, color).map_err(stderr)
 }
 
+/// Refuse, before any work, a format that cannot report differences (SARIF, JUnit,
+/// GitLab): printing nothing, or only findings, would let differences pass unseen.
+pub fn refuse_for_comparisons(args: &OutputArgs, command: &str) -> Result<(), Error> {
+    if args.format.reports_comparisons() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "--format {} reports findings, not differences: `{command}` prints differences as human, brief, json or github",
+        args.format.name()
+    )))
+}
+
 /// Print a comparison in the chosen format (the structural summary with --semantic or
 /// on a terminal); differences become the run's outcome (exit 1).
 pub fn comparison(

@@ -146,6 +146,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             print_left(&written.left, io)
         }
         Mode::Check => {
+            present::refuse_for_comparisons(&args.print, "render --check")?;
             if !args.check {
                 // Comparing with a directory that is not there cannot be what was meant.
                 if std::fs::symlink_metadata(dir).is_err() {
@@ -175,11 +176,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             let cmp = comparator.finish()?;
             drop(held);
             let label = dir.to_string_lossy();
-            let labels = Labels {
-                old: &label,
-                new: "rendered",
-                new_is_dir: false,
-            };
+            let labels = Labels::Golden { dir: &label };
             present::comparison(io, &cmp, &labels, &args.print, args.semantic)
         }
         Mode::Bless => {

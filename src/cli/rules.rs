@@ -7,13 +7,23 @@ use crate::diagnostics::escape::printable;
 use crate::diagnostics::rule::{CATALOGUE, RuleInfo};
 use crate::diagnostics::suggest::near_ids;
 use crate::error::Error;
-use crate::output::{Format, json};
+use crate::output::json;
 
 #[derive(Debug, Args)]
 pub struct RulesArgs {
     /// Print the catalogue as text or JSON.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
+    pub format: RulesFormat,
+}
+
+/// The formats the catalogue has: the findings formats (brief, github, sarif, ...)
+/// describe findings, and clap refuses them here rather than printing text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RulesFormat {
+    /// One line per rule: ID, severity, summary.
+    Human,
+    /// A JSON array with every field of every rule.
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -24,7 +34,7 @@ pub struct ExplainArgs {
 }
 
 pub fn list(args: &RulesArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    if args.format == Format::Json {
+    if args.format == RulesFormat::Json {
         let rules: Vec<_> = CATALOGUE
             .iter()
             .map(|r| {

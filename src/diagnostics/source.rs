@@ -33,6 +33,11 @@ impl Sources {
         self.files.extend(other.files);
     }
 
+    /// The name of every file held, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(|name| &**name)
+    }
+
     /// The source line a location points at, without its line break.
     pub fn line(&self, location: &Location) -> Option<&str> {
         self.files

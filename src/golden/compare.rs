@@ -59,11 +59,17 @@ impl Comparison {
         self.files.iter().filter(|f| f.status != Status::Same)
     }
 
+    /// Every file compared: the same ones, those that differ and those only the new
+    /// (rendered) side has; stale files are counted apart.
+    pub fn checked(&self) -> usize {
+        self.same + self.files.len() - self.count(Status::Stale)
+    }
+
     /// `12 checked, 2 differ, 1 missing, 0 stale`
     pub fn summary(&self) -> String {
         format!(
             "{} checked, {} differ, {} missing, {} stale",
-            self.same + self.files.len() - self.count(Status::Stale),
+            self.checked(),
             self.count(Status::Differs),
             self.count(Status::Missing),
             self.count(Status::Stale)
@@ -212,14 +218,30 @@ pub fn paths(old: &Path, new: &Path) -> Result<Comparison, Error> {
         let new_map = BTreeMap::from([(name, lossy(read(new)?))]);
         return Ok(Comparison::from_maps(old_map, new_map));
     }
-    for p in [old, new] {
-        if !p.is_dir() {
-            let kind = if p.exists() {
-                "is not a directory while the other is"
-            } else {
-                "does not exist"
-            };
-            return Err(Error::Usage(format!("{}: {kind}", p.display())));
+    // A path that is not there is named as such before any talk of directories:
+    // `diff FILE MISSING` once said MISSING "is not a directory".
+    if let Some(absent) = [old, new].into_iter().find(|p| !p.exists()) {
+        return Err(Error::Usage(format!(
+            "{}: does not exist",
+            absent.display()
+        )));
+    }
+    match (old.is_dir(), new.is_dir()) {
+        (true, true) => {}
+        (false, true) | (true, false) => {
+            let (not_dir, dir) = if new.is_dir() { (old, new) } else { (new, old) };
+            return Err(Error::Usage(format!(
+                "{}: is not a directory while {} is; compare two files or two directories",
+                not_dir.display(),
+                dir.display()
+            )));
+        }
+        (false, false) => {
+            let odd = if old.is_file() { new } else { old };
+            return Err(Error::Usage(format!(
+                "{}: is not a regular file",
+                odd.display()
+            )));
         }
     }
     Ok(Comparison::from_maps(read_tree(old)?, read_tree(new)?))

@@ -11,23 +11,26 @@ pub struct Unified {
     pub text: String,
     /// Line (1-based) of the first change in the old text.
     pub first_old_line: Option<usize>,
+    /// Every hunk of `text`, so a format that points at lines can point at each.
+    pub hunks: Vec<Hunk>,
     /// A plain-words explanation, e.g. that the old file uses CRLF line endings.
     pub note: Option<String>,
 }
 
+/// One hunk of a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// Line (1-based) of the hunk's first change in the old text.
+    pub first_old_line: usize,
+    /// Line (1-based) of the hunk's first change in the new text.
+    pub first_new_line: usize,
+    /// The hunk, from its `@@ … @@` line on.
+    pub text: String,
+}
+
 pub fn diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Unified {
-    let mut note = None;
-    let normalised;
-    let mut old_text = old;
-    if old.contains("\r\n") && !new.contains("\r\n") {
-        normalised = old.replace("\r\n", "\n");
-        old_text = &normalised;
-        note = Some(if normalised == new {
-            "only line endings differ: the old file uses CRLF (\\r\\n), the new one LF".to_owned()
-        } else {
-            "the old file uses CRLF (\\r\\n) line endings; compared as LF".to_owned()
-        });
-    }
+    let (old_lf, new_lf, mut note) = line_endings(old, new);
+    let (old_text, new) = (old_lf.as_str(), new_lf.as_str());
     if note.is_none() && format!("{old_text}\n") == new {
         note = Some("the old file lacks the final newline".to_owned());
     } else if note.is_none() && format!("{new}\n") == old_text {
@@ -37,22 +40,63 @@ pub fn diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Unified {
         return Unified {
             text: String::new(),
             first_old_line: Some(1),
+            hunks: Vec::new(),
             note,
         };
     }
     let d = TextDiff::from_lines(old_text, new);
     let mut unified = d.unified_diff();
     unified.context_radius(3).header(old_name, new_name);
-    let first_old_line = d
-        .ops()
-        .iter()
-        .find(|op| !matches!(op, similar::DiffOp::Equal { .. }))
-        .map(|op| op.old_range().start + 1);
+    let hunks: Vec<Hunk> = unified
+        .iter_hunks()
+        .map(|h| {
+            let first = h.ops().iter().find(|op| !is_equal(op));
+            Hunk {
+                first_old_line: first.map_or(1, |op| op.old_range().start + 1),
+                first_new_line: first.map_or(1, |op| op.new_range().start + 1),
+                text: h.to_string(),
+            }
+        })
+        .collect();
     Unified {
         text: unified.to_string(),
-        first_old_line,
+        first_old_line: d
+            .ops()
+            .iter()
+            .find(|op| !is_equal(op))
+            .map(|op| op.old_range().start + 1),
+        hunks,
         note,
     }
+}
+
+fn is_equal(op: &similar::DiffOp) -> bool {
+    matches!(op, similar::DiffOp::Equal { .. })
+}
+
+/// Both texts with LF line breaks when only one of them uses CRLF, and a note saying
+/// so: lines are compared without their terminators, so a file whose line endings
+/// changed is not shown as a rewrite of every line. Texts with the same line endings
+/// are compared as they are.
+fn line_endings(old: &str, new: &str) -> (String, String, Option<String>) {
+    let (old_crlf, new_crlf) = (old.contains("\r\n"), new.contains("\r\n"));
+    if old_crlf == new_crlf {
+        return (old.to_owned(), new.to_owned(), None);
+    }
+    let (old_lf, new_lf) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
+    let (crlf, lf) = if old_crlf {
+        ("old", "new")
+    } else {
+        ("new", "old")
+    };
+    let note = if old_lf == new_lf {
+        format!("only line endings differ: the {crlf} file uses CRLF (\\r\\n), the {lf} one LF")
+    } else if old_crlf {
+        "the old file uses CRLF (\\r\\n) line endings; compared as LF".to_owned()
+    } else {
+        "line endings changed: the new file uses CRLF (\\r\\n), the old one LF; lines compared without them".to_owned()
+    };
+    (old_lf, new_lf, Some(note))
 }
 
 #[cfg(test)]
@@ -79,6 +123,40 @@ mod tests {
         assert_eq!(
             u.text.lines().filter(|l| l.starts_with(['-', '+'])).count(),
             4
+        );
+    }
+
+    #[test]
+    fn a_crlf_new_file_is_compared_line_by_line() {
+        let u = diff("a\nb\n", "a\r\nb\r\n", "old", "new");
+        assert!(u.text.is_empty());
+        assert_eq!(
+            u.note.as_deref(),
+            Some("only line endings differ: the new file uses CRLF (\\r\\n), the old one LF")
+        );
+        let u = diff("a\nb\nc\n", "a\r\nB\r\nc\r\n", "old", "new");
+        assert_eq!(
+            u.text,
+            "--- old\n+++ new\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        );
+        assert!(u.note.unwrap().starts_with("line endings changed"));
+    }
+
+    #[test]
+    fn every_hunk_is_listed_with_its_first_changed_line() {
+        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+        let new = old.replace("\n2\n", "\nB\n").replace("\n18\n", "\nX\n");
+        let u = diff(&old, &new, "old", "new");
+        let lines: Vec<(usize, usize)> = u
+            .hunks
+            .iter()
+            .map(|h| (h.first_old_line, h.first_new_line))
+            .collect();
+        assert_eq!(lines, [(2, 2), (18, 18)]);
+        assert_eq!(u.hunks[0].text, "@@ -1,5 +1,5 @@\n 1\n-2\n+B\n 3\n 4\n 5\n");
+        assert_eq!(
+            u.text,
+            format!("--- old\n+++ new\n{}{}", u.hunks[0].text, u.hunks[1].text)
         );
     }
 

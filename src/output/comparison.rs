@@ -3,60 +3,91 @@
 
 use crate::diagnostics::escape::printable;
 use crate::golden::semantic::{self, Change};
-use crate::golden::unified::{self, Unified};
+use crate::golden::unified::{self, Hunk, Unified};
 use crate::golden::{FileDiff, Status};
 
 /// How the two sides of a comparison are named.
-pub struct Labels<'a> {
-    /// Prefix of old paths, e.g. the golden directory.
-    pub old: &'a str,
-    /// Prefix of new paths, or a fixed label such as "rendered".
-    pub new: &'a str,
-    /// Whether `new` is a directory prefix (diff) or a fixed label (render --check).
-    pub new_is_dir: bool,
+#[derive(Debug, Clone, Copy)]
+pub enum Labels<'a> {
+    /// `diff OLD NEW` of two directories: each file below both.
+    Directories { old: &'a str, new: &'a str },
+    /// `diff OLD NEW` of two files, each side under its own name.
+    Files { old: &'a str, new: &'a str },
+    /// `render --check -o DIR`: DIR's files against what the inputs render. Diffs are
+    /// patches that bring DIR up to date, with git's `a/` and `b/` headers, so
+    /// `git apply` (or `patch -p1`) takes them from where rdmagen ran.
+    Golden { dir: &'a str },
 }
 
 impl Labels<'_> {
-    pub(super) fn old_path(&self, f: &FileDiff) -> String {
-        join(self.old, &f.path)
-    }
-
-    fn new_path(&self, f: &FileDiff) -> String {
-        if self.new_is_dir {
-            join(self.new, &f.path)
-        } else {
-            self.new.to_owned()
+    fn old_path(&self, f: &FileDiff) -> String {
+        match *self {
+            Labels::Directories { old, .. } => join(old, &f.path),
+            Labels::Files { old, .. } => old.to_owned(),
+            Labels::Golden { dir } => join(dir, &f.path),
         }
     }
 
-    /// The path a reviewer looks at: the new side for files only it has (diff).
+    fn new_path(&self, f: &FileDiff) -> String {
+        match *self {
+            Labels::Directories { new, .. } => join(new, &f.path),
+            Labels::Files { new, .. } => new.to_owned(),
+            Labels::Golden { dir } => join(dir, &f.path),
+        }
+    }
+
+    /// The path a reviewer looks at: the new side's for two files and for files
+    /// only the new directory has, else the old side's (the golden file).
     pub(super) fn shown(&self, f: &FileDiff) -> String {
-        if f.status == Status::Missing && self.new_is_dir {
-            self.new_path(f)
-        } else {
-            self.old_path(f)
+        match (self, f.status) {
+            (Labels::Files { .. }, _) | (Labels::Directories { .. }, Status::Missing) => {
+                self.new_path(f)
+            }
+            _ => self.old_path(f),
+        }
+    }
+
+    /// The line of `hunk` in the file [`Self::shown`] names.
+    pub(super) fn shown_line(&self, hunk: &Hunk) -> usize {
+        match self {
+            Labels::Files { .. } => hunk.first_new_line,
+            _ => hunk.first_old_line,
+        }
+    }
+
+    /// What a changed file is said to differ from: the render, or the old side's file.
+    pub(super) fn differs(&self, f: &FileDiff) -> String {
+        match self {
+            Labels::Golden { .. } => "differs from the rendered output".to_owned(),
+            _ => format!("differs from {}", self.old_path(f)),
         }
     }
 
     /// How a file that only one side has is described.
     pub(super) fn one_sided(&self, status: Status) -> &'static str {
-        match (status, self.new_is_dir) {
-            (Status::Missing, false) => "missing: the render produces this file",
-            (Status::Stale, false) => "stale: no input renders this file",
-            (Status::Missing, true) => "added: only the new side has this file",
+        match (status, self) {
+            (Status::Missing, Labels::Golden { .. }) => "missing: the render produces this file",
+            (Status::Stale, Labels::Golden { .. }) => "stale: no input renders this file",
+            (Status::Missing, _) => "added: only the new side has this file",
             _ => "removed: only the old side has this file",
         }
     }
 
     /// The unified diff of one file, its headers named by these labels.
     pub(super) fn unified(&self, f: &FileDiff) -> Unified {
+        // git's prefixes, on an absolute path too as `git diff --no-index` writes
+        // it (`a/tmp/x` for /tmp/x): a patch relative to /.
+        let git_path = |prefix: &str, path: String| match self {
+            Labels::Golden { .. } => format!("{prefix}{}", path.trim_start_matches('/')),
+            _ => path,
+        };
         let old_name = match f.status {
             Status::Missing => "/dev/null".to_owned(),
-            _ => self.old_path(f),
+            _ => git_path("a/", self.old_path(f)),
         };
         let new_name = match f.status {
             Status::Stale => "/dev/null".to_owned(),
-            _ => self.new_path(f),
+            _ => git_path("b/", self.new_path(f)),
         };
         // The names go into the `---`/`+++` headers of a text that is later split at
         // line breaks, so a line break in a path must be escaped before, not after.

@@ -27,28 +27,54 @@ pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
     Ok(())
 }
 
+/// One annotation per hunk of a changed file, at the hunk's first changed line, with
+/// the hunk as its message; the file's structural changes go with its first hunk. A
+/// file only one side has, or that differs only in line endings or a final newline,
+/// gets one annotation at line 1.
 pub fn comparison(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>) -> io::Result<()> {
     for f in cmp.changed() {
-        let message = match f.status {
-            Status::Differs => {
-                let first = comparison::changes(f)
-                    .ok()
-                    .and_then(|c| c.first().map(ToString::to_string));
-                format!(
-                    "differs from the rendered output{}",
-                    first.map(|c| format!(": {c}")).unwrap_or_default()
-                )
-            }
-            Status::Missing | Status::Stale => labels.one_sided(f.status).to_owned(),
-            Status::Same => continue,
-        };
         let file = labels.shown(f);
-        let place = Place {
+        let at = |line| Place {
             file: &file,
-            line: labels.unified(f).first_old_line.unwrap_or(1),
+            line,
             column: None,
         };
-        annotation(w, "error", Some(place), "rdmagen golden", &message)?;
+        if f.status != Status::Differs {
+            let message = labels.one_sided(f.status);
+            annotation(w, "error", Some(at(1)), "rdmagen golden", message)?;
+            continue;
+        }
+        let u = labels.unified(f);
+        let structural: String = comparison::changes(f)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| format!("{c}\n"))
+            .collect();
+        if u.hunks.is_empty() {
+            let message = u.note.unwrap_or_else(|| labels.differs(f));
+            annotation(w, "error", Some(at(1)), "rdmagen golden", &message)?;
+            continue;
+        }
+        let count = u.hunks.len();
+        for (i, hunk) in u.hunks.iter().enumerate() {
+            let mut message = format!("{} (change {} of {count})", labels.differs(f), i + 1);
+            if i == 0 {
+                if let Some(note) = &u.note {
+                    message += &format!("; {note}");
+                }
+                if !structural.is_empty() {
+                    message += &format!("\n{structural}");
+                }
+            }
+            message += &format!("\n{}", hunk.text);
+            annotation(
+                w,
+                "error",
+                Some(at(labels.shown_line(hunk))),
+                "rdmagen golden",
+                message.trim_end(),
+            )?;
+        }
     }
     Ok(())
 }

@@ -105,7 +105,7 @@ pub fn comparison(
     for f in cmp.changed() {
         let u = labels.unified(f);
         if let Some(note) = &u.note {
-            out.put(&format!("{}: {note}", labels.old_path(f)), Style::new())?;
+            out.put(&format!("{}: {note}", labels.shown(f)), Style::new())?;
         }
         // Split on LF only: a CR left at a line's end is shown (escaped), not dropped.
         for line in u.text.split_terminator('\n') {
@@ -129,14 +129,14 @@ fn structural_summary(
             Ok(c) if !c.is_empty() => c,
             Ok(_) => continue,
             Err(e) => {
-                let line = format!("{}: not compared structurally ({e})", labels.old_path(f));
+                let line = format!("{}: not compared structurally ({e})", labels.shown(f));
                 out.put(&line, Style::new())?;
                 continue;
             }
         };
         match groups.iter_mut().find(|(c, _)| *c == changes) {
-            Some((_, files)) => files.push(labels.old_path(f)),
-            None => groups.push((changes, vec![labels.old_path(f)])),
+            Some((_, files)) => files.push(labels.shown(f)),
+            None => groups.push((changes, vec![labels.shown(f)])),
         }
     }
     for (changes, files) in &groups {

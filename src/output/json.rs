@@ -6,7 +6,12 @@ use serde_json::{Value, json};
 
 use super::comparison::{self, Labels};
 use crate::diagnostics::{Finding, Findings, Severity};
+use crate::golden::semantic::Change;
 use crate::golden::{Comparison, Status};
+
+/// The version of the JSON documents rdmagen writes (findings, comparisons, errors),
+/// raised when a field changes meaning or goes away; new fields do not raise it.
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// Write `doc` pretty-printed, with a final line break.
 pub fn document(w: &mut dyn Write, doc: &Value) -> io::Result<()> {
@@ -19,6 +24,7 @@ pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
     document(
         w,
         &json!({
+            "schemaVersion": SCHEMA_VERSION,
             "findings": items,
             "errors": findings.count(Severity::Error),
             "warnings": findings.count(Severity::Warning),
@@ -50,7 +56,11 @@ pub fn comparison(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>) -> i
                 "path": labels.shown(f),
                 "status": f.status,
                 "note": u.note,
-                "changes": comparison::changes(f).unwrap_or_default(),
+                "changes": comparison::changes(f)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(change)
+                    .collect::<Vec<_>>(),
                 "diff": u.text,
             })
         })
@@ -58,11 +68,39 @@ pub fn comparison(w: &mut dyn Write, cmp: &Comparison, labels: &Labels<'_>) -> i
     document(
         w,
         &json!({
-            "checked": cmp.files.len() - cmp.count(Status::Stale),
+            "schemaVersion": SCHEMA_VERSION,
+            "checked": cmp.checked(),
             "differ": cmp.count(Status::Differs),
             "missing": cmp.count(Status::Missing),
             "stale": cmp.count(Status::Stale),
             "files": files,
+        }),
+    )
+}
+
+/// A structural change with its old and new values as JSON values, not as the JSON
+/// text the human summary prints (which read `"\"3\""` in a JSON document).
+fn change(c: &Change) -> Value {
+    let value = |text: &Option<String>| {
+        text.as_deref()
+            .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::from(t)))
+    };
+    json!({
+        "path": c.path,
+        "kind": c.kind,
+        "old": value(&c.old),
+        "new": value(&c.new),
+    })
+}
+
+/// The document that replaces a command's output when an error ends the run, so a
+/// program reading stdout finds JSON there and not nothing.
+pub fn error(w: &mut dyn Write, message: &str) -> io::Result<()> {
+    document(
+        w,
+        &json!({
+            "schemaVersion": SCHEMA_VERSION,
+            "error": message,
         }),
     )
 }

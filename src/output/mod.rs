@@ -8,8 +8,11 @@
 pub mod brief;
 pub mod comparison;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod sarif;
 
 use std::io::{self, Write};
 
@@ -30,12 +33,31 @@ pub enum Format {
     Json,
     /// GitHub Actions annotations (`::error file=…,line=…::…`).
     Github,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers (findings only).
+    Sarif,
+    /// JUnit XML, one test case per file checked (findings only).
+    Junit,
+    /// GitLab Code Quality JSON (findings only).
+    Gitlab,
 }
 
 impl Format {
     /// Formats a program reads: no prose (summaries, "error: …") beside them.
     pub fn is_machine_read(self) -> bool {
-        matches!(self, Format::Json | Format::Github)
+        !matches!(self, Format::Human | Format::Brief)
+    }
+
+    /// Whether the format can report a comparison (`diff`, `render --check`). SARIF,
+    /// JUnit and GitLab Code Quality describe findings of rules; a changed golden file
+    /// is not one, and a report that left differences out would read as clean.
+    pub fn reports_comparisons(self) -> bool {
+        !matches!(self, Format::Sarif | Format::Junit | Format::Gitlab)
+    }
+
+    /// The word `--format` takes for this format.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
     }
 }
 
@@ -99,7 +121,24 @@ pub fn findings(
         Format::Brief => brief::findings(w, findings),
         Format::Json => json::findings(w, findings),
         Format::Github => github::findings(w, findings),
+        Format::Sarif => sarif::findings(w, findings),
+        Format::Junit => junit::findings(w, findings, sources),
+        Format::Gitlab => gitlab::findings(w, findings),
     }
+}
+
+/// The document a machine format writes on stdout in place of its report when an
+/// error ends the run, so that a program reading it finds the error rather than an
+/// empty file or a report that reads as clean. Human, brief and GitHub output have
+/// none: their errors are lines on stderr.
+pub fn error_document(w: &mut dyn Write, format: Format, message: &str) -> Option<io::Result<()>> {
+    Some(match format {
+        Format::Json => json::error(w, message),
+        Format::Sarif => sarif::error(w, message),
+        Format::Junit => junit::error(w, message),
+        Format::Gitlab => gitlab::error(w, message),
+        Format::Human | Format::Brief | Format::Github => return None,
+    })
 }
 
 /// Write a comparison in `format`; `semantic` adds the structural summary to human
@@ -117,6 +156,11 @@ pub fn comparison(
         Format::Brief => brief::comparison(w, cmp, labels),
         Format::Json => json::comparison(w, cmp, labels),
         Format::Github => github::comparison(w, cmp, labels),
+        // The command line refuses these before comparing (`reports_comparisons`).
+        Format::Sarif | Format::Junit | Format::Gitlab => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("--format {} cannot report differences", format.name()),
+        )),
     }
 }
 

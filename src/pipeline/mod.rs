@@ -167,14 +167,11 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     consequences.sort();
     total.findings.extend(consequences);
     total.decisions.sort_by_key(|(order, ..)| *order);
-    // The text of each file a finding points into, for its snippet.
+    // Every file read: findings quote lines of them, and a report of the files
+    // checked (JUnit) names each, clean ones too. The texts are held until here anyway.
     let mut sources = Sources::default();
-    for finding in total.findings.iter() {
-        if let Some(at) = &finding.location
-            && let Some(text) = texts.remove(&at.file)
-        {
-            sources.add(at.file.clone(), text);
-        }
+    for (name, text) in texts {
+        sources.add(name, text);
     }
     Ok(Outcome {
         findings: total.findings,

@@ -67,8 +67,9 @@ fn a_changed_value_shows_its_diff_and_path() {
     let (code, stdout, stderr) = check(dir.path(), &["--semantic"]);
     assert_eq!(code, 1);
     let golden = format!("{}/{FILE}", dir.path().display());
+    let golden = golden.trim_start_matches('/');
     assert!(
-        stdout.contains(&format!("--- {golden}\n+++ rendered\n")),
+        stdout.contains(&format!("--- a/{golden}\n+++ b/{golden}\n")),
         "{stdout}"
     );
     assert!(

@@ -64,6 +64,15 @@ const CASES: &[(&str, &[&str])] = &[
             "github",
         ],
     ),
+    ("lint-junit", &["lint", "tests/lint", "--format", "junit"]),
+    (
+        "lint-gitlab",
+        &["lint", "tests/lint/long-name.yaml", "--format", "gitlab"],
+    ),
+    (
+        "lint-json-error",
+        &["lint", "tests/lint/no-such-file.yaml", "--format", "json"],
+    ),
     ("diff-human", &["diff", SEED, GOLDEN_SWIN]),
     (
         "diff-color",
