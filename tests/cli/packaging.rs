@@ -5,9 +5,8 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use rdmagen::cli::Cli;
-use rdmagen::output::Format;
 use serde_json::Value;
 
 use crate::support::{root, text};
@@ -91,11 +90,8 @@ fn assert_scripts_parse(file: &str, steps: &[&Value]) {
 }
 
 /// Run the action's check step as the runner would, with `rdmagen` a stub that records
-/// its arguments; the arguments.
-fn action_command(inputs: &[(&str, &str)]) -> Vec<String> {
-    let action = yaml("action.yml");
-    let steps: Vec<&Value> = action["runs"]["steps"].as_array().unwrap().iter().collect();
-    let step = steps.iter().find(|s| s["id"] == "check").unwrap();
+/// its arguments; the arguments of each run.
+fn action_command(inputs: &[(&str, &str)]) -> Vec<Vec<String>> {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
@@ -103,21 +99,42 @@ fn action_command(inputs: &[(&str, &str)]) -> Vec<String> {
     std::fs::write(
         bin.join("rdmagen"),
         format!(
-            "#!/bin/sh\nprintf '%s\\0' \"$@\" > '{}'\n",
+            "#!/bin/sh\nprintf '%s\\0' \"$@\" >> '{0}'\nprintf '\\036' >> '{0}'\n",
             recorded.display()
         ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(bin.join("rdmagen"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = check_step(inputs, &bin, dir.path(), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // One record (separated by \x1e) per run of rdmagen, its arguments by \0.
+    let runs = text(&std::fs::read(&recorded).unwrap());
+    runs.split_terminator('\x1e')
+        .map(|run| run.split_terminator('\0').map(str::to_owned).collect())
+        .collect()
+}
 
+/// Run the action's check step in `cwd` with `rdmagen` from `bin`, the runner's
+/// temporary directory `temp`.
+fn check_step(
+    inputs: &[(&str, &str)],
+    bin: &std::path::Path,
+    cwd: &std::path::Path,
+    temp: &std::path::Path,
+) -> std::process::Output {
+    let action = yaml("action.yml");
+    let steps: Vec<&Value> = action["runs"]["steps"].as_array().unwrap().iter().collect();
+    let step = steps.iter().find(|s| s["id"] == "check").unwrap();
     let mut command = Command::new("bash");
     command
         .args(["-c", &script_of(step)])
-        .current_dir(dir.path())
+        .current_dir(cwd)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("RUNNER_TEMP", dir.path())
-        .env("GITHUB_OUTPUT", dir.path().join("output"));
+        .env("RUNNER_TEMP", temp)
+        .env("GITHUB_OUTPUT", temp.join("output"))
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS");
     for (name, value) in step["env"].as_object().unwrap() {
         // Only `${{ inputs.NAME }}`: whatever the script reads comes from an input.
         let expression = value.as_str().unwrap();
@@ -130,13 +147,7 @@ fn action_command(inputs: &[(&str, &str)]) -> Vec<String> {
         let default = action["inputs"][input]["default"].as_str();
         command.env(name, given.or(default).unwrap_or_default());
     }
-    let out = command.output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let args = std::fs::read(&recorded).unwrap();
-    text(&args)
-        .split_terminator('\0')
-        .map(str::to_owned)
-        .collect()
+    command.output().unwrap()
 }
 
 #[test]
@@ -162,13 +173,15 @@ fn action_builds_an_rdmagen_command_that_parses() {
         .unwrap();
     assert_eq!(download["env"]["REPOSITORY"], env!("CARGO_PKG_REPOSITORY"));
 
-    let args = action_command(&[
+    let runs = action_command(&[
         ("paths", "examples/generic-roce  $(touch pwned) -odd"),
         ("pools", "pools/a.yaml pools/b"),
         ("golden", "golden"),
     ]);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let args = &runs[0];
     assert_eq!(
-        args,
+        *args,
         [
             "render",
             "--check",
@@ -187,14 +200,38 @@ fn action_builds_an_rdmagen_command_that_parses() {
             "-odd",
         ]
     );
-    parses(&args).unwrap();
+    parses(args).unwrap();
 
-    // SARIF comes from another change; once the flag exists, the action's use parses.
-    let sarif = action_command(&[("paths", "jobs"), ("golden", "g"), ("format", "sarif")]);
-    assert_eq!(sarif[..4], ["render", "--check", "--format", "sarif"]);
-    if Format::from_str("sarif", false).is_ok() {
-        parses(&sarif).unwrap();
+    // With sarif, validate writes the findings' SARIF and the check still annotates.
+    let runs = action_command(&[("paths", "jobs"), ("golden", "g"), ("format", "sarif")]);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0], ["validate", "--format", "sarif", "--", "jobs"]);
+    assert_eq!(runs[1][..4], ["render", "--check", "--format", "github"]);
+    for run in &runs {
+        parses(run).unwrap();
     }
+}
+
+/// The check step with the real rdmagen on a bundled example: the SARIF file it
+/// hands to code scanning is SARIF, and the golden files compare clean.
+#[test]
+fn action_sarif_mode_writes_a_sarif_log_and_checks_the_golden_files() {
+    let temp = tempfile::tempdir().unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .parent()
+        .unwrap();
+    let inputs = [
+        ("paths", "examples/seed-swin-roce"),
+        ("golden", "golden/seed-swin-roce"),
+        ("format", "sarif"),
+    ];
+    let out = check_step(&inputs, bin, &root(), temp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outputs = std::fs::read_to_string(temp.path().join("output")).unwrap();
+    let path = outputs.trim().strip_prefix("sarif=").unwrap();
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    assert_eq!(log["runs"][0]["tool"]["driver"]["name"], "rdmagen");
 }
 
 #[test]
