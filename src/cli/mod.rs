@@ -98,20 +98,27 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-/// Whether stdout and stderr are terminals (false in tests).
+/// Whether stdout and stderr are terminals (false in tests), and whether stderr is
+/// redirected to a file.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub stdout: bool,
     pub stderr: bool,
+    /// `2> report.sarif`: what goes there never reaches a CI log.
+    pub stderr_is_file: bool,
 }
 
 /// Parse `args`, run the command, print to the process's stdout/stderr; the exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
+    let stderr_is_file = rustix::fs::fstat(&stderr).is_ok_and(|stat| {
+        rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile
+    });
     let terminal = Terminal {
         stdout: stdout.is_terminal(),
         stderr: stderr.is_terminal(),
+        stderr_is_file,
     };
     run(args, &mut stdout.lock(), &mut stderr.lock(), terminal)
 }
@@ -215,7 +222,7 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
 
 /// Run a command and say how it ended, framed for GitHub Actions when on it.
 fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
-    let paused = match pause_workflow_commands(&cli.command, io.err) {
+    let paused = match pause_workflow_commands(&cli.command, io) {
         Ok(paused) => paused,
         Err(e) => return Ended::Ran(Err(stderr(e))),
     };
@@ -242,16 +249,19 @@ fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
 /// (`GITHUB_ACTIONS=true`) the run's output is framed by `::stop-commands::TOKEN` and
 /// `::TOKEN::`, GitHub's own way to print untrusted text, on stderr (never a data
 /// stream), with a token nobody can guess. `--format github` is left alone: its
-/// annotations are meant to be read, and their text is percent-encoded.
+/// annotations are meant to be read, and their text is percent-encoded. Nor is a
+/// stderr redirected to a file (`render --format sarif 2> report.sarif`): the runner
+/// never reads it, and the frame would break the report.
 fn pause_workflow_commands(
     command: &Command,
-    err: &mut dyn Write,
+    io: &mut Streams<'_>,
 ) -> std::io::Result<Option<String>> {
     use std::hash::{BuildHasher, Hasher};
     let on_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    if !on_actions || command.format() == Some(Format::Github) {
+    if !on_actions || command.format() == Some(Format::Github) || io.terminal.stderr_is_file {
         return Ok(None);
     }
+    let err = &mut *io.err;
     // RandomState is keyed from the OS's random source, once per process.
     let random = std::collections::hash_map::RandomState::new();
     let token: String = (0..2u64)

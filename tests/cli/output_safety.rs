@@ -902,4 +902,18 @@ fn on_github_actions_workflow_commands_are_paused_around_the_output() {
     // Annotations are the point of --format github (and are percent-encoded).
     let github = stderr(&on_actions(&["--format", "github"]));
     assert!(!github.contains("::stop-commands::"), "{github}");
+    // A report redirected to a file never reaches the log: it stays one document.
+    let report = world.path("report.json");
+    let bad = crate::support::root().join("tests/bad/ib-tc.yaml");
+    let out = world
+        .command(&["render", bad.to_str().unwrap(), "--format", "json"])
+        .env("GITHUB_ACTIONS", "true")
+        .stderr(std::fs::File::create(&report).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(&report).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&written).unwrap_or_else(|e| panic!("{e}: {written}"));
+    assert_eq!(json["findings"][0]["rule"], "RDG020");
 }
