@@ -184,7 +184,7 @@ fn validate_image_check_and_diff_read_stdin_too() {
     let (code, stdout, _) = ended(&out);
     assert_eq!(code, Some(1));
     assert!(
-        stdout.starts_with("--- new.yaml\n+++ new.yaml\n"),
+        stdout.starts_with("--- tests/lint/traffic-class.yaml\n+++ new.yaml\n"),
         "{stdout}"
     );
     assert!(stdout.contains("\n-                - {name: NCCL_IB_TC, value: \"41\"}\n+                - {name: NCCL_IB_TC, value: \"42\"}\n"), "{stdout}");
@@ -520,18 +520,35 @@ fn an_empty_input_set_is_an_error_in_every_format_unless_allowed() {
             "nothing to check: no Dockerfile instruction in Dockerfile (--allow-empty accepts that)",
         ),
     ];
-    let empty_json =
-        "{\n  \"findings\": [],\n  \"errors\": 0,\n  \"warnings\": 0,\n  \"infos\": 0\n}\n";
+    let empty_json = "{\n  \"schemaVersion\": 1,\n  \"findings\": [],\n  \"errors\": 0,\n  \"warnings\": 0,\n  \"infos\": 0\n}\n";
     for (args, message) in cases {
         for format in ["human", "brief", "json", "github"] {
             let mut all = args.to_vec();
             all.extend(["--format", format]);
             let out = rdmagen_in(dir.path(), &all);
-            assert_eq!(
-                ended(&out),
-                (Some(2), String::new(), format!("error: {message}\n")),
-                "{all:?}"
-            );
+            let (code, stdout, stderr) = ended(&out);
+            assert_eq!(code, Some(2), "{all:?}");
+            // The error comes in the format asked for (README: Machine-readable output).
+            match format {
+                "json" => {
+                    let report = if stdout.is_empty() { &stderr } else { &stdout };
+                    let doc: serde_json::Value = serde_json::from_str(report).unwrap();
+                    assert_eq!(doc["error"], *message, "{all:?}");
+                }
+                "github" => {
+                    assert_eq!(stdout, "", "{all:?}");
+                    assert_eq!(
+                        stderr,
+                        format!("::error title=rdmagen::{message}\n"),
+                        "{all:?}"
+                    );
+                }
+                _ => assert_eq!(
+                    (stdout, stderr),
+                    (String::new(), format!("error: {message}\n")),
+                    "{all:?}"
+                ),
+            }
         }
         let mut all = args.to_vec();
         all.extend(["--format", "json", "--allow-empty"]);
