@@ -187,13 +187,11 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
     let Some((_, sub)) = matches.subcommand() else {
         return Ok(());
     };
-    let given = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
-    if let Some(print) = cli.command.print_mut()
-        && let Some(format) = &config.format
-        && !given("format")
-    {
-        print.format = format.value;
-    }
+    // Whether the command has argument `id` and it was given on the command line.
+    let given = |id: &str| {
+        sub.try_contains_id(id).unwrap_or(false)
+            && sub.value_source(id) == Some(ValueSource::CommandLine)
+    };
     if let Some(rules) = cli.command.rules_mut() {
         rules.config = config.policy();
     }
@@ -214,8 +212,23 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
                 args.pools = pools.value.clone();
             }
         }
-        Command::Config(args) => args.config = Some(config),
+        Command::Config(args) => args.config = Some(config.clone()),
         _ => {}
+    }
+    // The configured format is the default for findings. A comparison cannot be
+    // SARIF, JUnit or GitLab (they have no room for differences), so there the
+    // default stays human rather than refusing the run; a flag still refuses.
+    let compares = match &cli.command {
+        Command::Diff(_) => true,
+        Command::Render(args) => args.output.is_some() && args.compares(),
+        _ => false,
+    };
+    if let Some(format) = &config.format
+        && !given("format")
+        && (format.value.reports_comparisons() || !compares)
+        && let Some(print) = cli.command.print_mut()
+    {
+        print.format = format.value;
     }
     Ok(())
 }

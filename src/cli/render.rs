@@ -83,6 +83,11 @@ impl RenderArgs {
             _ => Mode::Write,
         }
     }
+
+    /// Whether `-o DIR` is compared rather than written.
+    pub(super) fn compares(&self) -> bool {
+        self.mode() == Mode::Check
+    }
 }
 
 /// Whether this is a CI run: `CI` set to anything but empty, `0`, `false`, `no` or

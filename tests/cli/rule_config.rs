@@ -224,6 +224,21 @@ fn the_config_gives_default_format_pools_and_output() {
         code, 0,
         "--check compares with the configured directory: {err}"
     );
+    // A configured format that cannot show differences leaves a comparison's output
+    // human, its findings included.
+    write(
+        &dir,
+        ".rdmagen.yaml",
+        "format: sarif\npools: pools\noutput: rendered\nrules: {RDG020: warning}\n",
+    );
+    let (code, _, err) = run(&dir, &["render", "jobs", "--check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[RDG020]"), "{err}");
+    let (_, out, _) = run(&dir, &["validate", "jobs"]);
+    assert!(out.contains("\"version\": \"2.1.0\""), "{out}");
+    let (code, out, err) = run(&dir, &["diff", "rendered", "rendered"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("2.1.0"), "{out}");
     // Without one, --check says what it needs.
     let (code, _, err) = run(
         &dir,
