@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use clap::ValueEnum;
 
+use crate::diagnostics::escape::printable;
 use crate::diagnostics::policy::{Level, Levels, PathOverride, parse_severity};
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Findings, Location, Policy, Rule, RuleInfo, Severity, Sources};
@@ -101,33 +102,29 @@ pub fn load(choice: Choice<'_>) -> Result<Result<Config, Invalid>, (PathBuf, std
 /// `.rdmagen.yaml` in the working directory or the nearest directory above it, as a
 /// relative path (`../../.rdmagen.yaml`), so that findings name files as the user
 /// does. The search stops at the repository's root (a directory holding `.git`): a
-/// file above it belongs to no repository this run checks.
+/// file above it belongs to no repository this run checks. Outside a repository only
+/// the working directory is looked at: anyone may write a `/tmp/.rdmagen.yaml`.
 fn search() -> Option<(PathBuf, String)> {
     let cwd = std::env::current_dir().ok()?;
+    let exists = |path: &Path| crate::files::kind_of(path).ok().flatten().is_some();
     let mut up = PathBuf::new();
+    let mut nearest = None;
     for dir in cwd.ancestors() {
-        if crate::files::kind_of(&dir.join(FILE_NAME))
-            .ok()
-            .flatten()
-            .is_some()
-        {
+        if nearest.is_none() && exists(&dir.join(FILE_NAME)) {
             let how = if up.as_os_str().is_empty() {
                 "found in the working directory".to_owned()
             } else {
                 format!("found in {}", dir.display())
             };
-            return Some((up.join(FILE_NAME), how));
+            nearest = Some((up.join(FILE_NAME), how));
         }
-        if crate::files::kind_of(&dir.join(".git"))
-            .ok()
-            .flatten()
-            .is_some()
-        {
-            return None;
+        if exists(&dir.join(".git")) {
+            return nearest;
         }
         up.push("..");
     }
-    None
+    // No repository: only a file in the working directory itself.
+    nearest.filter(|(path, _)| path == Path::new(FILE_NAME))
 }
 
 /// Parse the text of a configuration file; every problem is a finding at its place.
@@ -241,9 +238,7 @@ impl Reader<'_> {
                     });
                 }
                 "output" => {
-                    let path = self
-                        .text(value, "output")
-                        .and_then(|t| self.path(value, t, &config.dir));
+                    let path = self.output(value, &config.dir);
                     config.output = path.map(|p| Set {
                         value: p,
                         origin: self.origin(value),
@@ -270,7 +265,7 @@ impl Reader<'_> {
                 continue;
             };
             let rule = match RuleInfo::by_id(id) {
-                Some(info) if !info.configurable() => {
+                Some(info) if info.syntax => {
                     let at = self.at(key);
                     let why = crate::diagnostics::policy::FIXED;
                     self.problem(at, format!("{} cannot be configured: {why}", info.id));
@@ -283,6 +278,15 @@ impl Reader<'_> {
                     continue;
                 }
             };
+            if levels.get(rule).is_some() {
+                let at = self.at(key);
+                let id = rule.info().id;
+                self.problem(
+                    at,
+                    format!("{id} is set twice (IDs are read without regard to case)"),
+                );
+                continue;
+            }
             let Some(word) = self.text(value, "a level") else {
                 continue;
             };
@@ -316,14 +320,24 @@ impl Reader<'_> {
         let mut overrides = Vec::new();
         for item in items {
             let (mut patterns, mut levels) = (Vec::new(), Levels::default());
-            let mut has_files = false;
+            let (mut has_files, mut has_rules) = (false, false);
             for (key, value) in self.mapping(item, "an override") {
                 match key.as_str() {
                     Some("files") => {
                         has_files = true;
                         patterns = self.texts(value, "files");
+                        if patterns.is_empty() {
+                            let at = self.at(value);
+                            self.problem(
+                                at,
+                                "`files` names no pattern: the override would apply nowhere",
+                            );
+                        }
                     }
-                    Some("rules") => levels = self.levels(value),
+                    Some("rules") => {
+                        has_rules = true;
+                        levels = self.levels(value);
+                    }
                     _ => {
                         let at = self.at(key);
                         self.problem(at, "an override takes `files` and `rules`");
@@ -336,6 +350,10 @@ impl Reader<'_> {
                     at,
                     "an override needs `files`: the glob patterns it applies to",
                 );
+            }
+            if !has_rules {
+                let at = self.at(item);
+                self.problem(at, "an override needs `rules`: the levels it sets");
             }
             for (node, pattern) in patterns {
                 match PathOverride::new(&pattern, levels.clone()) {
@@ -363,6 +381,32 @@ impl Reader<'_> {
                 .into_iter()
                 .collect(),
         }
+    }
+
+    /// The output directory: a path inside the file's directory, never that directory
+    /// itself (rendering swaps the whole directory) and never in `.git`.
+    fn output(&mut self, node: &Node, dir: &Path) -> Option<PathBuf> {
+        let text = self.text(node, "output")?;
+        let path = self.path(node, text, dir)?;
+        let mut parts = Path::new(text)
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir));
+        let refused = match parts.next() {
+            None => {
+                Some("is the configuration's own directory, which rendering would replace whole")
+            }
+            Some(first) if first.as_os_str() == ".git" => Some("is inside .git"),
+            Some(_) => None,
+        };
+        if let Some(why) = refused {
+            let at = self.at(node);
+            self.problem(
+                at,
+                format!("output `{text}` {why}: name a directory of its own, e.g. rendered/"),
+            );
+            return None;
+        }
+        Some(path)
     }
 
     fn paths(&mut self, node: &Node, dir: &Path) -> Vec<PathBuf> {
@@ -442,24 +486,34 @@ impl Config {
     /// `rdmagen config`; `policy` includes the command line's rule flags.
     pub fn describe(&self, policy: &Policy) -> String {
         let mut out = String::new();
+        // Paths, patterns and origins come from the file or the file system: each is
+        // escaped, so that none can start a line of its own.
+        let esc = |text: &str| printable(text).into_owned();
         let file = match &self.file {
-            Some(file) => format!("{} ({})", file.display(), self.found),
+            Some(file) => format!(
+                "{} ({})",
+                esc(&file.display().to_string()),
+                esc(&self.found)
+            ),
             None => self.found.clone(),
         };
         let _ = writeln!(out, "# configuration file: {file}");
         let default = |what: &str| format!("default ({what})");
         let shown = |paths: &[PathBuf]| {
-            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            let paths: Vec<String> = paths
+                .iter()
+                .map(|p| esc(&p.display().to_string()))
+                .collect();
             format!("[{}]", paths.join(", "))
         };
         let (format, origin) = match &self.format {
-            Some(set) => (format_name(set.value), set.origin.clone()),
+            Some(set) => (format_name(set.value), esc(&set.origin)),
             None => ("human".to_owned(), default("--format")),
         };
         let _ = writeln!(out, "format: {format}  # {origin}");
         match &self.pools {
             Some(set) => {
-                let _ = writeln!(out, "pools: {}  # {}", shown(&set.value), set.origin);
+                let _ = writeln!(out, "pools: {}  # {}", shown(&set.value), esc(&set.origin));
             }
             None => {
                 let _ = writeln!(
@@ -471,7 +525,12 @@ impl Config {
         }
         match &self.output {
             Some(set) => {
-                let _ = writeln!(out, "output: {}  # {}", set.value.display(), set.origin);
+                let _ = writeln!(
+                    out,
+                    "output: {}  # {}",
+                    esc(&set.value.display().to_string()),
+                    esc(&set.origin)
+                );
             }
             None => {
                 let _ = writeln!(out, "output: ~  # {}", default("-o: stdout"));
@@ -480,7 +539,7 @@ impl Config {
         let floor = self
             .min_severity
             .as_ref()
-            .map_or_else(|| default("--min-severity"), |set| set.origin.clone());
+            .map_or_else(|| default("--min-severity"), |set| esc(&set.origin));
         let _ = writeln!(out, "minSeverity: {}  # {floor}", policy.min_severity);
         let mut rules: Vec<(Rule, Level, &str)> = self.rules.iter().collect();
         for (rule, level, origin) in policy.command_line.iter() {
@@ -496,7 +555,7 @@ impl Config {
         } else {
             let _ = writeln!(out, "rules:");
             for (rule, level, origin) in rules {
-                let _ = writeln!(out, "  {}: {level}  # {origin}", rule.info().id);
+                let _ = writeln!(out, "  {}: {level}  # {}", rule.info().id, esc(origin));
             }
         }
         if self.overrides.is_empty() {
@@ -504,10 +563,10 @@ impl Config {
         } else {
             let _ = writeln!(out, "overrides:");
             for o in &self.overrides {
-                let _ = writeln!(out, "  - files: {}", o.pattern);
+                let _ = writeln!(out, "  - files: {}", esc(&o.pattern));
                 let _ = writeln!(out, "    rules:");
                 for (rule, level, origin) in o.levels.iter() {
-                    let _ = writeln!(out, "      {}: {level}  # {origin}", rule.info().id);
+                    let _ = writeln!(out, "      {}: {level}  # {}", rule.info().id, esc(origin));
                 }
             }
         }
@@ -533,7 +592,7 @@ pub struct ConfigArgs {
 
 pub fn show(args: &ConfigArgs, io: &mut super::Streams<'_>) -> Result<(), crate::error::Error> {
     let config = args.config.clone().unwrap_or_default();
-    let text = config.describe(&args.rules.policy());
+    let text = config.describe(&args.rules.reporting_policy());
     // Paths and patterns come from the file: one escaped line each.
     for line in text.lines() {
         writeln!(io.out, "{}", crate::diagnostics::escape::printable(line))

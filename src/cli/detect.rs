@@ -142,7 +142,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         None => None,
     };
     // Captures are not YAML: levels apply, comments do not.
-    args.rules.policy().apply(&mut findings, 0, &[]);
+    args.rules.rendering_policy()?.apply(&mut findings, 0, &[]);
     findings.sort();
     present::findings_beside(io, &findings, &sources, &args.print)?;
     if args.print.format == Format::Human {

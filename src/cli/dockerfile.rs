@@ -74,7 +74,7 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         pins,
     };
     // Pin files and templates are not Dockerfiles: levels apply, comments do not.
-    let policy = args.rules.policy();
+    let policy = args.rules.rendering_policy()?;
     policy.apply(&mut findings, 0, &[]);
     let text = if findings.errors() == 0 {
         produce(args, &install, &mut findings, &mut sources)?
@@ -178,7 +178,7 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
     for path in &args.dockerfiles {
         let (name, text) = read(path)?;
         sources.add(name.clone(), Arc::from(text.as_str()));
-        suppressions.comments(&name, &text);
+        suppressions.dockerfile_comments(&name, &text);
         if image_check::dockerfile(&name, &text, profile, &mut findings) {
             checked += 1;
         }
@@ -199,7 +199,7 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dpkg_capture(&name, &text, &mut findings);
     }
-    let policy = args.rules.policy();
+    let policy = args.rules.reporting_policy();
     policy.apply(&mut findings, 0, &[&suppressions]);
     policy.finish(&mut findings, &suppressions);
     findings.sort();

@@ -57,7 +57,7 @@ impl LintArgs {
 
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let exclude = args.input.apply(&args.manifests)?;
-    let policy = args.rules.policy();
+    let policy = args.rules.reporting_policy();
     let linted = lint::lint(&args.manifests, &exclude, &args.facts(), &policy)?;
     if let Some(why) = linted.nothing_linted(&args.manifests)
         && !args.input.allow_empty

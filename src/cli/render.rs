@@ -107,7 +107,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         templates: args.templates.clone(),
         exclude,
         allow_empty: args.input.allow_empty,
-        policy: args.rules.policy(),
+        policy: args.rules.rendering_policy()?,
     };
     if let Some(dir) = &args.output {
         refuse_format_name(dir)?;

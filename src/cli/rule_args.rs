@@ -25,8 +25,32 @@ pub struct RuleArgs {
 }
 
 impl RuleArgs {
+    /// The levels for a run that writes output (render, validate, detect,
+    /// dockerfile): a level set for a rule whose waiver would change that output
+    /// without a word is a usage error.
+    pub fn rendering_policy(&self) -> Result<Policy, crate::error::Error> {
+        let policy = self.policy();
+        let refused = policy.refused();
+        if refused.is_empty() {
+            return Ok(policy);
+        }
+        Err(crate::error::Error::Usage(format!(
+            "{} cannot be turned off or re-graded when rendering: {}",
+            refused.join(", "),
+            crate::diagnostics::policy::FIXED
+        )))
+    }
+
+    /// The levels for a run that only reports (lint, image-check): every rule but a
+    /// file that cannot be read may be waived.
+    pub fn reporting_policy(&self) -> Policy {
+        let mut policy = self.policy();
+        policy.renders = false;
+        policy
+    }
+
     /// The configuration's levels with the command line's on top.
-    pub fn policy(&self) -> Policy {
+    fn policy(&self) -> Policy {
         let mut policy = self.config.clone();
         for rule in &self.disable {
             policy.command_line.set(*rule, Level::Off, "--disable");
@@ -43,7 +67,7 @@ impl RuleArgs {
 
 fn parse_rule(text: &str) -> Result<Rule, String> {
     match RuleInfo::by_id(text.trim()) {
-        Some(info) if !info.configurable() => Err(format!(
+        Some(info) if info.syntax => Err(format!(
             "{} cannot be turned off or re-graded: {}",
             info.id,
             crate::diagnostics::policy::FIXED

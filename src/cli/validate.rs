@@ -37,7 +37,7 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         templates: args.templates.clone(),
         exclude,
         allow_empty: args.input.allow_empty,
-        policy: args.rules.policy(),
+        policy: args.rules.rendering_policy()?,
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} job(s) checked", outcome.rendered);

@@ -15,7 +15,7 @@ use crate::diagnostics::rule::{Rule, RuleInfo, Severity};
 use crate::diagnostics::source::Location;
 
 /// Why a rule that is not [`RuleInfo::configurable`] is not.
-pub const FIXED: &str = "it says a file could not be read, or what rdmagen refused to do, and turning it off would leave that undone without a word";
+pub const FIXED: &str = "it says a file could not be read, or what rdmagen cannot do as written, and turning it off would change the output without a word";
 
 /// The annotation that suppresses rules for the object whose `metadata` carries it.
 pub const IGNORE_ANNOTATION: &str = "rdmagen.io/ignore";
@@ -91,22 +91,37 @@ impl Levels {
 #[derive(Clone, Debug)]
 pub struct PathOverride {
     pub pattern: String,
-    matcher: globset::GlobMatcher,
+    matcher: globset::GlobSet,
     pub levels: Levels,
 }
+
+/// The longest override pattern: a path glob is short, and each compiles to a regex
+/// whose size grows with it (a 400 KB pattern made globset give up).
+pub const MAX_PATTERN: usize = 1024;
 
 impl PathOverride {
     /// `pattern` is matched against a path relative to the config file's directory,
     /// written with `/`; `*` stays within one directory, `**` crosses any number.
     pub fn new(pattern: &str, levels: Levels) -> Result<PathOverride, String> {
+        if pattern.len() > MAX_PATTERN {
+            return Err(format!("it is longer than {MAX_PATTERN} bytes"));
+        }
+        if pattern.starts_with('/') || pattern.split('/').any(|part| part == "..") {
+            return Err("it must be relative to the configuration's directory, without `..`: it would never match".to_owned());
+        }
         let glob = globset::GlobBuilder::new(pattern)
             .literal_separator(true)
             .backslash_escape(true)
             .build()
             .map_err(|e| e.kind().to_string())?;
+        // A set's build reports what a lone matcher's compile would panic on.
+        let matcher = globset::GlobSetBuilder::new()
+            .add(glob)
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(PathOverride {
             pattern: pattern.to_owned(),
-            matcher: glob.compile_matcher(),
+            matcher,
             levels,
         })
     }
@@ -123,6 +138,11 @@ pub struct Policy {
     pub overrides: Vec<PathOverride>,
     pub command_line: Levels,
     pub min_severity: Severity,
+    /// Whether the run writes output that waiving an error could change (render,
+    /// validate, detect, dockerfile): then the rules `RuleInfo::configurable` refuses
+    /// keep their level. lint and image-check only report, so there every rule but a
+    /// file that cannot be read may be waived.
+    pub renders: bool,
 }
 
 impl Default for Policy {
@@ -135,6 +155,7 @@ impl Default for Policy {
             overrides: Vec::new(),
             command_line: Levels::default(),
             min_severity: Severity::Info,
+            renders: true,
         }
     }
 }
@@ -145,6 +166,25 @@ impl Policy {
     pub fn with_root(mut self, root: &Path) -> Policy {
         self.root = normalize(&self.cwd.join(root));
         self
+    }
+
+    /// Whether `rule` keeps its catalogue level in this run, whatever is configured.
+    pub fn fixed(&self, rule: Rule) -> bool {
+        let info = rule.info();
+        info.syntax || (self.renders && !info.configurable())
+    }
+
+    /// Every configured level this run must refuse (a rule [`Policy::fixed`] here),
+    /// as `RULE (where it was set)`.
+    pub fn refused(&self) -> Vec<String> {
+        let all = self
+            .config
+            .iter()
+            .chain(self.overrides.iter().flat_map(|o| o.levels.iter()))
+            .chain(self.command_line.iter());
+        all.filter(|(rule, ..)| self.fixed(*rule))
+            .map(|(rule, _, origin)| format!("{} ({origin})", rule.info().id))
+            .collect()
     }
 
     /// The level of `rule` in `file`: the command line over the overrides (the last
@@ -189,7 +229,7 @@ impl Policy {
     ) -> BTreeSet<(Location, Rule)> {
         let mut used = BTreeSet::new();
         findings.retain_from(from, |f| {
-            if !f.rule.info().configurable() {
+            if self.fixed(f.rule) {
                 return true;
             }
             let file = f.location.as_ref().map(|at| &*at.file);
@@ -197,17 +237,13 @@ impl Policy {
                 Level::Off => return false,
                 Level::On(severity) => f.severity = severity,
             }
-            // Severity orders Error < Warning < Info.
-            if f.severity > self.min_severity {
+            // A suppression is used whether or not the floor would hide the finding.
+            if let Some(by) = suppressions.iter().find_map(|s| s.covering(f)) {
+                used.insert((by.clone(), f.rule));
                 return false;
             }
-            match suppressions.iter().find_map(|s| s.covering(f)) {
-                Some(by) => {
-                    used.insert((by.clone(), f.rule));
-                    false
-                }
-                None => true,
-            }
+            // Severity orders Error < Warning < Info.
+            f.severity <= self.min_severity
         });
         findings.used_suppressions.extend(used.iter().cloned());
         used
@@ -222,8 +258,13 @@ impl Policy {
             findings.add(problem.clone());
         }
         for s in suppressions.iter() {
-            let unused: Vec<&str> = s
-                .rules
+            let (fixed, waivable): (Vec<Rule>, Vec<Rule>) =
+                s.rules.iter().partition(|rule| self.fixed(**rule));
+            for rule in fixed {
+                let message = format!("{} cannot be suppressed here: {FIXED}", rule.info().id);
+                findings.at(Rule::SuppressionUnknownRule, message, s.at.clone());
+            }
+            let unused: Vec<&str> = waivable
                 .iter()
                 .filter(|rule| !findings.used_suppressions.contains(&(s.at.clone(), **rule)))
                 .map(|rule| rule.info().id)
@@ -299,18 +340,38 @@ pub struct Suppressions {
 }
 
 impl Suppressions {
-    /// The `# rdmagen: ignore=RDG080,RDG081 reason` comments of a YAML file or a
-    /// Dockerfile. `#` starts a comment at the start of a line or after a space or tab,
-    /// as in YAML; `rdmagen ignore=` without the colon is accepted too.
+    /// The `# rdmagen: ignore=RDG080,RDG081 reason` comments of a YAML file (YAML
+    /// inputs, manifests): a `#` at the start of a line or after a space or tab, as in
+    /// YAML, and never one inside a quoted or block scalar, which is data.
+    /// `rdmagen ignore=` without the colon is accepted too.
     pub fn comments(&mut self, file: &Arc<str>, text: &str) {
         // Most files have none: look for the word before looking at lines.
         if !text.contains("ignore=") {
             return;
         }
-        for (index, line) in text.lines().enumerate() {
-            let Some((column, list)) = ignore_comment(line) else {
+        self.add_comments(file, yaml_comments(text));
+    }
+
+    /// The suppression comments of a Dockerfile: Docker's comments are whole lines
+    /// (a `#` later in a line is part of the instruction).
+    pub fn dockerfile_comments(&mut self, file: &Arc<str>, text: &str) {
+        if !text.contains("ignore=") {
+            return;
+        }
+        let comments = lines(text).enumerate().filter_map(|(index, line)| {
+            let hash = line.len() - line.trim_start().len();
+            line[hash..].starts_with('#').then_some((index, hash, line))
+        });
+        self.add_comments(file, comments.collect());
+    }
+
+    /// `comments`: (line index, byte offset of the `#`, the line).
+    fn add_comments(&mut self, file: &Arc<str>, comments: Vec<(usize, usize, &str)>) {
+        for (index, hash, line) in comments {
+            let Some(list) = ignore_list(&line[hash + 1..]) else {
                 continue;
             };
+            let column = line[..hash].chars().count() + 1;
             let at = Location {
                 file: file.clone(),
                 line: index + 1,
@@ -384,7 +445,7 @@ impl Suppressions {
         let mut rules = Vec::new();
         for id in ids {
             match RuleInfo::by_id(id) {
-                Some(info) if info.configurable() => rules.push(info.rule),
+                Some(info) if !info.syntax => rules.push(info.rule),
                 Some(info) => self.problems.push(Finding::new(
                     Rule::SuppressionUnknownRule,
                     format!("{} cannot be suppressed: {}", info.id, FIXED),
@@ -396,6 +457,14 @@ impl Suppressions {
                     Some(at.clone()),
                 )),
             }
+        }
+        let first_word = reason.split_whitespace().next().unwrap_or("");
+        if first_word.len() > 3 && first_word[..3].eq_ignore_ascii_case("RDG") {
+            self.problems.push(Finding::new(
+                Rule::SuppressionUnknownRule,
+                format!("`{first_word}` is read as the reason: separate rule IDs with commas"),
+                Some(at.clone()),
+            ));
         }
         if rules.is_empty() && ids_empty(list) {
             self.problems.push(Finding::new(
@@ -453,33 +522,102 @@ impl Suppression {
     }
 }
 
-/// The column (1-based, in characters) and the text after `ignore=` of a suppression
-/// comment in `line`.
-fn ignore_comment(line: &str) -> Option<(usize, &str)> {
-    let mut start = 0;
-    while let Some(found) = line[start..].find('#') {
-        let hash = start + found;
-        start = hash + 1;
-        let starts_comment = hash == 0 || line[..hash].ends_with([' ', '\t']);
-        if !starts_comment {
-            continue;
+/// The text after `ignore=` when a comment's text (after its `#`) is a suppression.
+fn ignore_list(comment: &str) -> Option<&str> {
+    let rest = comment.trim_start().strip_prefix("rdmagen")?;
+    let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+    rest.strip_prefix("ignore=")
+}
+
+/// The lines of `text`, broken at LF, CRLF or a lone CR (YAML's line breaks).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
         }
-        let rest = line[hash + 1..].trim_start();
-        let Some(rest) = rest.strip_prefix("rdmagen") else {
-            continue;
+        let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+        let line = &rest[..end];
+        let skip = match &rest.as_bytes()[end..] {
+            [b'\r', b'\n', ..] => 2,
+            [] => 0,
+            _ => 1,
         };
-        let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
-        if let Some(list) = rest.strip_prefix("ignore=") {
-            return Some((line[..hash].chars().count() + 1, list));
+        rest = &rest[end + skip..];
+        Some(line)
+    })
+}
+
+/// The comments of a YAML text: (line index, byte offset of the `#`, the line). A
+/// `#` starts one at the start of a line or after a space or tab, outside quotes, and
+/// not in a block scalar's lines (`key: |` and the lines indented deeper below it).
+fn yaml_comments(text: &str) -> Vec<(usize, usize, &str)> {
+    let mut comments = Vec::new();
+    let mut quote: Option<u8> = None;
+    // The indentation of the line that opened the block scalar being read.
+    let mut block: Option<usize> = None;
+    for (index, line) in lines(text).enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if let Some(parent) = block {
+            if line.trim().is_empty() || indent > parent {
+                continue;
+            }
+            block = None;
+        }
+        let bytes = line.as_bytes();
+        let mut comment = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            let c = bytes[i];
+            let after_space = i == 0 || matches!(bytes[i - 1], b' ' | b'\t');
+            match quote {
+                Some(b'"') if c == b'\\' => i += 1,
+                Some(b'\'') if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 1,
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'#' && after_space => {
+                    comment = Some(i);
+                    break;
+                }
+                None if (c == b'"' || c == b'\'')
+                    && (after_space || matches!(bytes[i - 1], b'[' | b'{' | b',' | b':')) =>
+                {
+                    quote = Some(c);
+                }
+                None => {}
+            }
+            i += 1;
+        }
+        let content = &line[..comment.unwrap_or(line.len())];
+        if quote.is_none() && opens_block_scalar(content) {
+            block = Some(indent);
+        }
+        if let Some(hash) = comment {
+            comments.push((index, hash, line));
         }
     }
-    None
+    comments
+}
+
+/// Whether a line's content ends with a block scalar's header: `|` or `>`, with an
+/// optional chomping and indentation indicator, after `: `, `- ` or alone.
+fn opens_block_scalar(content: &str) -> bool {
+    let content = content.trim_end();
+    let header = content.trim_end_matches(['-', '+', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    let Some(before) = header
+        .strip_suffix('|')
+        .or_else(|| header.strip_suffix('>'))
+    else {
+        return false;
+    };
+    let before = before.trim_end();
+    before.is_empty() || before.ends_with(':') || before.ends_with('-')
 }
 
 /// The rule IDs at the start of `list` and the reason after them.
 fn split_ids(list: &str) -> (Vec<&str>, &str) {
     let mut ids = Vec::new();
-    let mut rest = list.trim_start();
+    let mut rest = list.trim_start().trim_start_matches([',', ' ', '\t']);
     loop {
         let end = rest
             .find(|c: char| c == ',' || c.is_whitespace())
@@ -491,7 +629,7 @@ fn split_ids(list: &str) -> (Vec<&str>, &str) {
         ids.push(id);
         let after_comma = after.trim_start().strip_prefix(',');
         match after_comma {
-            Some(next) => rest = next.trim_start(),
+            Some(next) => rest = next.trim_start_matches([',', ' ', '\t']),
             None => {
                 rest = after;
                 break;
@@ -524,23 +662,72 @@ mod tests {
             (vec!["RDG031", "RDG047"], "the operator is patched")
         );
         assert_eq!(split_ids("RDG031, RDG047"), (vec!["RDG031", "RDG047"], ""));
+        assert_eq!(
+            split_ids("RDG020,,RDG021 x"),
+            (vec!["RDG020", "RDG021"], "x")
+        );
         assert_eq!(split_ids("RDG080"), (vec!["RDG080"], ""));
         assert_eq!(split_ids(""), (vec![], ""));
+    }
+
+    /// The suppressions `comments` finds in `text`: (line, column, list).
+    fn found(text: &str) -> Vec<(usize, usize, String)> {
+        yaml_comments(text)
+            .into_iter()
+            .filter_map(|(index, hash, line)| {
+                let list = ignore_list(&line[hash + 1..])?;
+                Some((index + 1, line[..hash].chars().count() + 1, list.to_owned()))
+            })
+            .collect()
     }
 
     #[test]
     fn a_comment_starts_at_a_hash_after_space_or_at_the_start() {
         assert_eq!(
-            ignore_comment("  NCCL_IB_TC: \"106\" # rdmagen: ignore=RDG020 QoS is ours"),
-            Some((21, "RDG020 QoS is ours"))
+            found("  NCCL_IB_TC: \"106\" # rdmagen: ignore=RDG020 QoS is ours"),
+            [(1, 21, "RDG020 QoS is ours".to_owned())]
         );
         assert_eq!(
-            ignore_comment("# rdmagen ignore=RDG080"),
-            Some((1, "RDG080"))
+            found("# rdmagen ignore=RDG080"),
+            [(1, 1, "RDG080".to_owned())]
         );
         // Inside a word it is not a comment (YAML: `a#b` is one scalar).
-        assert_eq!(ignore_comment("value: a#rdmagen: ignore=RDG020"), None);
-        assert_eq!(ignore_comment("# rdmagen is great"), None);
+        assert!(found("value: a#rdmagen: ignore=RDG020").is_empty());
+        assert!(found("# rdmagen is great").is_empty());
+    }
+
+    #[test]
+    fn quoted_and_block_scalars_are_data_not_comments() {
+        let text = "command: [\"bash\", \"-c\", \"echo hi # rdmagen: ignore=RDG020 x\"]\n\
+                    other: 'it''s # rdmagen: ignore=RDG020 x'\n\
+                    script: |\n  # rdmagen: ignore=RDG020 in the script\n  echo\n\
+                    multi: \"one\n  # rdmagen: ignore=RDG020 still quoted\"\n\
+                    # rdmagen: ignore=RDG047 a real one\n\
+                    plain: a # rdmagen: ignore=RDG071 and this\n";
+        assert_eq!(
+            found(text),
+            [
+                (8, 1, "RDG047 a real one".to_owned()),
+                (9, 10, "RDG071 and this".to_owned())
+            ]
+        );
+        // A lone CR breaks lines, as YAML says.
+        assert_eq!(
+            found("a: 1\r# rdmagen: ignore=RDG047 x\r"),
+            [(2, 1, "RDG047 x".to_owned())]
+        );
+    }
+
+    #[test]
+    fn dockerfile_comments_are_whole_lines() {
+        let mut s = Suppressions::default();
+        let file: Arc<str> = Arc::from("Dockerfile");
+        s.dockerfile_comments(
+            &file,
+            "RUN echo \"x # rdmagen: ignore=RDG080 in a string\"\n  # rdmagen: ignore=RDG081 real\n",
+        );
+        let lines: Vec<usize> = s.iter().map(|x| x.at.line).collect();
+        assert_eq!(lines, [2]);
     }
 
     #[test]

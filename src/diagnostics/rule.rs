@@ -344,7 +344,7 @@ rules! {
         "Write why after the rule IDs: `# rdmagen: ignore=RDG080 the platform strips image ENV`. The next reader of the file cannot ask the person who silenced the rule.";
     SuppressionUnknownRule "RDG132" Warning false,
         "a suppression names no rule rdmagen has, or one that cannot be suppressed", "README.md",
-        "Rule IDs are RDG followed by three digits (`rdmagen rules` lists them). A misspelt ID suppresses nothing, so the finding it meant stays. Findings that a file cannot be read at all (RDG001, RDG002, RDG133), and those that say what rdmagen refused to do (RDG003-RDG006, RDG055, RDG093), cannot be suppressed.";
+        "Rule IDs are RDG followed by three digits (`rdmagen rules` lists them). A misspelt ID suppresses nothing, so the finding it meant stays. Findings that a file cannot be read at all (RDG001, RDG002, RDG133), and those about what rdmagen cannot do as written (README: Rule configuration), cannot be suppressed.";
     ConfigInvalid "RDG133" Error true,
         "the configuration file is not valid", "README.md",
         "`.rdmagen.yaml` (or `--config FILE`) takes `rules`, `pools`, `output`, `format`, `minSeverity` and `overrides`; a level is off, info, warning or error, and a rule ID must exist. A configuration that cannot be read stops the run (exit 2) rather than leaving rules on or off by surprise.";
@@ -365,17 +365,43 @@ rules! {
         "Each replica's pod template in a rendered PyTorchJob, and each PersistentVolume and PersistentVolumeClaim in storage.yaml, is validated against Kubernetes 1.33's own core/v1 definitions made strict, as kubeconform -strict does: a field Kubernetes does not know is an error, because the API server would drop it without a word. With a custom template (--templates) this usually means a misspelt or misplaced field; a field added to Kubernetes after 1.33 is unknown here too.";
 }
 
-/// Errors that say what rdmagen refused to do, whatever the rule's level: a document
-/// it could not load, a pool that is not there or not one, a podTemplate overlay that
-/// changes a decision (never merged), a template that rendered nothing. Turning one
-/// off would leave the thing undone without a word, so they keep their level.
+/// Errors about what rdmagen cannot do as written, whatever the rule's level: a
+/// document it could not load, a pool that is not there or not one, an input whose
+/// value the plan cannot render as given (it would be dropped, replaced or placed
+/// where it must not go: an invalid name, quantity or env entry, an RDMA request
+/// that contradicts the pool, a volume with no or two sources, a subPath with `..`),
+/// a podTemplate overlay that changes a decision (never merged), a template or pin
+/// file that produced nothing usable. Turning one off would change the output without
+/// a word, so they keep their level. Every other error is waived as written: a job
+/// whose NCCL_IB_TC breaks RDG020 gets exactly that NCCL_IB_TC.
 const REFUSALS: &[Rule] = &[
     Rule::UnknownDocument,
     Rule::InputShape,
     Rule::UnknownPool,
     Rule::DuplicateName,
+    Rule::InvalidJobName,
+    Rule::InvalidQuantity,
+    Rule::InvalidNamespace,
+    Rule::InvalidEnvName,
+    Rule::EnvValueFrom,
+    Rule::RdmaOnTcpPool,
+    Rule::RdmaTypeMismatch,
+    Rule::RdmaRequestSyntax,
+    Rule::RdmaUnknownType,
+    Rule::GpusAbovePool,
+    Rule::RdmaResourceIsGpu,
+    Rule::CommandConflict,
+    Rule::HcaNamingConflict,
+    Rule::VolumeSource,
+    Rule::VolumeClash,
+    Rule::VolumeSubPath,
+    Rule::QueueConflict,
     Rule::PodTemplateOverride,
     Rule::TemplateError,
+    Rule::DockerfileShape,
+    Rule::PinInvalid,
+    Rule::BaseImageInvalid,
+    Rule::NothingDetected,
 ];
 
 impl RuleInfo {

@@ -175,31 +175,41 @@ fn lint_object(
 
 /// The `rdmagen.io/ignore` annotations of a document's `metadata` (covering the
 /// document) and of each PyTorchJob replica's pod template (covering the template).
+/// An object's annotation is found on each item of a Kubernetes `List` too. A pod
+/// template's annotation that repeats its object's (a rendered Job's annotations land
+/// on both) is the same suppression, already covering the template.
 fn read_annotations(doc: &Document, suppressions: &mut Suppressions) {
-    let mut objects = vec![&doc.root];
-    let replicas = doc
-        .root
-        .get("spec")
-        .and_then(|s| s.get("pytorchReplicaSpecs"));
-    if let Some(crate::yaml::tree::NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
-        objects.extend(
-            entries
-                .iter()
-                .filter_map(|(_, replica)| replica.get("template")),
-        );
-    }
+    use crate::yaml::tree::NodeKind;
     fn annotation(object: &Node) -> Option<&Node> {
         object
             .get("metadata")?
             .get("annotations")?
             .get(IGNORE_ANNOTATION)
     }
+    let is_list = doc.root.get("kind").and_then(Node::as_str) == Some("List");
+    let objects: Vec<&Node> = match doc.root.get("items").map(|i| &i.kind) {
+        Some(NodeKind::Sequence(items)) if is_list => items.iter().collect(),
+        _ => vec![&doc.root],
+    };
     for object in objects {
-        if let Some(node) = annotation(object)
-            && let Some(value) = node.as_str()
-        {
-            let at = doc.location(node.line, node.column);
-            suppressions.annotation(value, at, object.line, object.end.0);
+        let own = annotation(object).and_then(Node::as_str);
+        let mut annotated = vec![object];
+        let replicas = object
+            .get("spec")
+            .and_then(|s| s.get("pytorchReplicaSpecs"));
+        if let Some(NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
+            let templates = entries.iter().filter_map(|(_, r)| r.get("template"));
+            annotated.extend(
+                templates.filter(|t| own.is_none() || annotation(t).and_then(Node::as_str) != own),
+            );
+        }
+        for node in annotated {
+            if let Some(value) = annotation(node)
+                && let Some(text) = value.as_str()
+            {
+                let at = doc.location(value.line, value.column);
+                suppressions.annotation(text, at, node.line, node.end.0);
+            }
         }
     }
 }

@@ -147,7 +147,19 @@ fn command_line_levels_win_over_the_config() {
         &["validate", "job.yaml", "--severity", "RDG055=warning"],
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("what rdmagen refused to do"), "{err}");
+    assert!(
+        err.contains("RDG055 (--severity) cannot be turned off or re-graded when rendering"),
+        "{err}"
+    );
+    // Each rule whose waiver would change the output keeps its level (an attack
+    // found csi turned into emptyDir, env entries dropped, rdma: on rendered off).
+    for rule in [
+        "RDG007", "RDG008", "RDG010", "RDG011", "RDG012", "RDG014", "RDG030", "RDG042", "RDG050",
+        "RDG110", "RDG111", "RDG112", "RDG113", "RDG114", "RDG115", "RDG116", "RDG118",
+    ] {
+        let (code, _, err) = run(&dir, &["validate", "job.yaml", "--disable", rule]);
+        assert_eq!(code, 2, "{rule}: {err}");
+    }
     let (code, _, err) = run(&dir, &["validate", "job.yaml", "--severity", "RDG020=loud"]);
     assert_eq!(code, 2);
     assert!(err.contains("`loud` is not a level"), "{err}");
@@ -418,4 +430,176 @@ fn a_dockerfile_comment_suppresses_image_check_findings() {
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+/// What an attack on this feature found, each now refused or fixed.
+#[test]
+fn a_config_cannot_aim_output_at_its_own_directory_or_git() {
+    let (_keep, dir) = repo();
+    for (output, line) in [(".", 1), ("./", 1), (".git", 1), ("./.git/hooks", 1)] {
+        write(&dir, ".rdmagen.yaml", &format!("output: \"{output}\"\n"));
+        let (code, _, err) = run(&dir, &["render", "job.yaml", "--disable", "RDG020"]);
+        assert_eq!(code, 2, "{output}: {err}");
+        assert!(
+            err.contains(&format!(".rdmagen.yaml:{line}:9")),
+            "{output}: {err}"
+        );
+        assert!(!dir.join(".git/j").exists() && !dir.join("j").exists());
+    }
+}
+
+#[test]
+fn overrides_that_cannot_work_are_errors_not_panics() {
+    let (_keep, dir) = repo();
+    let long = "?".repeat(400_000);
+    for (config, expected) in [
+        (
+            format!("overrides:\n  - files: \"{long}\"\n    rules: {{RDG020: off}}\n"),
+            "longer than 1024 bytes",
+        ),
+        (
+            "overrides:\n  - files: \"/abs/**\"\n    rules: {RDG020: off}\n".to_owned(),
+            "would never match",
+        ),
+        (
+            "overrides:\n  - files: \"../x/**\"\n    rules: {RDG020: off}\n".to_owned(),
+            "would never match",
+        ),
+        (
+            "overrides:\n  - files: []\n    rules: {RDG020: off}\n".to_owned(),
+            "names no pattern",
+        ),
+        (
+            "overrides:\n  - files: \"x/**\"\n".to_owned(),
+            "needs `rules`",
+        ),
+        (
+            "rules: {RDG020: off, rdg020: error}\n".to_owned(),
+            "RDG020 is set twice",
+        ),
+    ] {
+        write(&dir, ".rdmagen.yaml", &config);
+        let (code, _, err) = run(&dir, &["validate", "job.yaml"]);
+        assert_eq!(code, 2, "{expected}: {}", &err[..err.len().min(400)]);
+        assert!(
+            err.contains(expected),
+            "{expected}: {}",
+            &err[..err.len().min(400)]
+        );
+    }
+}
+
+#[test]
+fn text_that_is_data_is_no_suppression() {
+    let (_keep, dir) = repo();
+    let job = std::fs::read_to_string(dir.join("job.yaml")).unwrap();
+    for data in [
+        "  command: [\"bash\", \"-c\", \"echo # rdmagen: ignore=RDG020 smuggled\"]\n",
+        "  workingDir: |\n    # rdmagen: ignore=RDG020 in a block scalar\n",
+    ] {
+        write(
+            &dir,
+            "job.yaml",
+            &job.replace("  env:\n", &format!("{data}  env:\n")),
+        );
+        let (code, out, _) = run(&dir, &["validate", "job.yaml", "--format", "brief"]);
+        assert_eq!(code, 1, "{data}: {out}");
+        assert!(out.contains("error[RDG020]"), "{out}");
+    }
+}
+
+#[test]
+fn a_suppression_below_the_floor_is_still_used() {
+    let (_keep, dir) = repo();
+    // RDG047 (NCCL_ALGO is a debugging variable) is an info.
+    let job = std::fs::read_to_string(root().join("tests/rules/RDG047.yaml")).unwrap();
+    let suppressed = job.replace(
+        "    NCCL_ALGO: Ring\n",
+        "    NCCL_ALGO: Ring  # rdmagen: ignore=RDG047 the vendor asked for Ring\n",
+    );
+    write(&dir, "job.yaml", &suppressed);
+    let args = ["validate", "job.yaml", "--format", "brief"];
+    let (code, out, _) = run(&dir, &args);
+    assert_eq!((code, out.as_str()), (0, ""));
+    let floor = [&args[..], &["--min-severity", "warning", "--deny-warnings"]].concat();
+    let (code, out, _) = run(&dir, &floor);
+    assert_eq!((code, out.as_str()), (0, ""), "no false RDG130");
+}
+
+#[test]
+fn a_rendered_jobs_annotation_is_honoured_by_lint_without_stale_copies() {
+    let (_keep, dir) = repo();
+    let job = std::fs::read_to_string(dir.join("job.yaml")).unwrap();
+    let annotated = job.replace(
+        "metadata: {name: j}",
+        "metadata:\n  name: j\n  annotations: {rdmagen.io/ignore: \"RDG020 TC agreed with the fabric team\"}",
+    );
+    write(&dir, "job.yaml", &annotated);
+    let out = rdmagen_in(&dir, &["render", "job.yaml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(dir.join("rendered.yaml"), &out.stdout).unwrap();
+    let (code, out, err) = run(
+        &dir,
+        &[
+            "lint",
+            "rendered.yaml",
+            "--platform",
+            "aistudio",
+            "--deny-warnings",
+            "--format",
+            "brief",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains("RDG130") && !out.contains("[RDG020]"),
+        "{out}"
+    );
+    // Inside a kubectl List, each item's annotation counts too.
+    let manifest = std::fs::read_to_string(dir.join("rendered.yaml")).unwrap();
+    let indented: String = manifest.lines().map(|l| format!("    {l}\n")).collect();
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n  - {}",
+        indented.trim_start()
+    );
+    write(&dir, "list.yaml", &list);
+    let (code, out, err) = run(
+        &dir,
+        &[
+            "lint",
+            "list.yaml",
+            "--platform",
+            "aistudio",
+            "--deny-warnings",
+            "--format",
+            "brief",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn outside_a_repository_only_the_working_directory_is_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".rdmagen.yaml", "rules: {RDG020: off}\n");
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let (_, out, _) = run(&dir.path().join("sub"), &["config"]);
+    assert!(out.contains("# configuration file: none"), "{out}");
+    let (_, out, _) = run(dir.path(), &["config"]);
+    assert!(out.contains("RDG020: off"), "{out}");
+}
+
+#[test]
+fn rdmagen_config_escapes_what_it_echoes() {
+    let (_keep, dir) = repo();
+    write(
+        &dir,
+        ".rdmagen.yaml",
+        "overrides:\n  - files: \"x\\ny/**\"\n    rules: {RDG020: off}\noutput: \"out\\u001b[31m\"\n",
+    );
+    let (code, out, err) = run(&dir, &["config"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  - files: x\\ny/**\n"), "{out}");
+    assert!(out.contains("output: out\\u{1b}[31m  #"), "{out}");
+    assert!(!out.contains('\u{1b}'), "{out}");
 }
