@@ -193,6 +193,7 @@ impl Policy {
         if let Some(level) = self.command_line.get(rule) {
             return level;
         }
+        let file = file.filter(|_| !self.overrides.is_empty());
         if let Some(relative) = file.and_then(|f| self.relative(f)) {
             let set = self
                 .overrides
