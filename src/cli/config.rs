@@ -95,8 +95,38 @@ pub fn load(choice: Choice<'_>) -> Result<Result<Config, Invalid>, (PathBuf, std
             }
         },
     };
-    let text = crate::files::read_regular_text(&file).map_err(|e| (file.clone(), e))?;
-    Ok(parse(&file, found, &text))
+    let bytes = crate::files::read_regular(&file).map_err(|e| (file.clone(), e))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(parse(&file, found, &text)),
+        Err(e) => Ok(Err(not_utf8(&file, e))),
+    }
+}
+
+/// A file that is not UTF-8, as a finding at its first byte that is not.
+fn not_utf8(file: &Path, e: std::string::FromUtf8Error) -> Invalid {
+    let bytes = e.as_bytes();
+    let valid = &bytes[..e.utf8_error().valid_up_to()];
+    let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    // The bytes up to the bad one are UTF-8, so this never replaces anything.
+    let column = String::from_utf8_lossy(&valid[line_start..])
+        .chars()
+        .count()
+        + 1;
+    let name: Arc<str> = Arc::from(file.to_string_lossy().replace('\\', "/"));
+    let at = Location {
+        file: name.clone(),
+        line: valid.iter().filter(|b| **b == b'\n').count() + 1,
+        column,
+    };
+    let mut findings = Findings::default();
+    findings.at(
+        Rule::ConfigInvalid,
+        "the file is not valid UTF-8 text from here",
+        at,
+    );
+    let mut sources = Sources::default();
+    sources.add(name, Arc::from(String::from_utf8_lossy(bytes).as_ref()));
+    Invalid { findings, sources }
 }
 
 /// `.rdmagen.yaml` in the working directory or the nearest directory above it, as a

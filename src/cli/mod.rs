@@ -162,7 +162,8 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
     crate::files::set_max_file_size(cli.max_file_size);
     // Commands that run no rules and print no findings (rules, schema, man, ...) read
     // no configuration: a broken one must not stop them.
-    if cli.command.print_mut().is_none() && cli.command.rules_mut().is_none() {
+    let runs_no_rules = matches!(&cli.command, Command::Detect(a) if a.print_commands);
+    if runs_no_rules || (cli.command.print_mut().is_none() && cli.command.rules_mut().is_none()) {
         return Ok(());
     }
     let choice = match (&cli.config, cli.no_config) {

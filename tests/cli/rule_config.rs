@@ -603,3 +603,17 @@ fn rdmagen_config_escapes_what_it_echoes() {
     assert!(out.contains("output: out\\u{1b}[31m  #"), "{out}");
     assert!(!out.contains('\u{1b}'), "{out}");
 }
+
+#[test]
+fn a_config_that_is_not_utf8_is_named_at_its_line_and_column() {
+    let (_keep, dir) = repo();
+    std::fs::write(dir.join(".rdmagen.yaml"), b"rules:\n  RDG020: of\xfff\n").unwrap();
+    let (code, _, err) = run(&dir, &["validate", "job.yaml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(".rdmagen.yaml:2:13"), "{err}");
+    assert!(err.contains("not valid UTF-8"), "{err}");
+    // detect --print-commands runs no rules and reads no configuration.
+    let (code, out, err) = run(&dir, &["detect", "--print-commands"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.is_empty());
+}
