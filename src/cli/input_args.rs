@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
 
 use crate::error::Error;
 
@@ -70,11 +70,8 @@ impl InputArgs {
 fn exclusions(patterns: &[String]) -> Result<GlobSet, Error> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| Error::Usage(format!("--exclude {pattern}: {}", e.kind())))?;
+        let glob = crate::diagnostics::policy::path_glob(pattern)
+            .map_err(|why| Error::Usage(format!("--exclude {pattern}: {why}")))?;
         set.add(glob);
     }
     set.build()

@@ -81,10 +81,16 @@ impl Levels {
             .iter()
             .map(|(rule, (level, origin))| (*rule, *level, origin.as_str()))
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.by_rule.is_empty()
-    }
+/// A path pattern as rdmagen reads one (`--exclude`, the configuration's overrides):
+/// `*` and `?` stay within one directory, `**` crosses any number, `\` escapes.
+pub fn path_glob(pattern: &str) -> Result<globset::Glob, String> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| e.kind().to_string())
 }
 
 /// Rule levels for the files a glob matches.
@@ -109,11 +115,7 @@ impl PathOverride {
         if pattern.starts_with('/') || pattern.split('/').any(|part| part == "..") {
             return Err("it must be relative to the configuration's directory, without `..`: it would never match".to_owned());
         }
-        let glob = globset::GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| e.kind().to_string())?;
+        let glob = path_glob(pattern)?;
         // A set's build reports what a lone matcher's compile would panic on.
         let matcher = globset::GlobSetBuilder::new()
             .add(glob)
@@ -435,14 +437,11 @@ impl Suppressions {
         self.problems.extend(other.problems);
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.by_file.is_empty() && self.everywhere.is_empty() && self.problems.is_empty()
-    }
-
     /// `list` is `RDG031,RDG047 reason…`: rule IDs separated by commas (spaces after a
     /// comma allowed), then the reason.
     fn add(&mut self, list: &str, at: Location, scope: Scope) {
         let (ids, reason) = split_ids(list);
+        let names_none = ids.is_empty();
         let mut rules = Vec::new();
         for id in ids {
             match RuleInfo::by_id(id) {
@@ -467,7 +466,7 @@ impl Suppressions {
                 Some(at.clone()),
             ));
         }
-        if rules.is_empty() && ids_empty(list) {
+        if names_none {
             self.problems.push(Finding::new(
                 Rule::SuppressionUnknownRule,
                 "a suppression names no rule: write `ignore=RDG080` (IDs separated by commas)",
@@ -638,10 +637,6 @@ fn split_ids(list: &str) -> (Vec<&str>, &str) {
         }
     }
     (ids, rest.trim())
-}
-
-fn ids_empty(list: &str) -> bool {
-    split_ids(list).0.is_empty()
 }
 
 #[cfg(test)]
