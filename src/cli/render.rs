@@ -140,8 +140,8 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             let written = writer.commit(false)?;
             writeln!(
                 io.err,
-                "{} job(s) rendered to {}: {} created, {} updated, {} unchanged",
-                outcome.rendered,
+                "{} rendered to {}: {} created, {} updated, {} unchanged",
+                outcome.counted(),
                 shown(dir),
                 written.created,
                 written.updated,

@@ -40,6 +40,6 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         policy: args.rules.rendering_policy()?,
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
-    let what = format!("{} job(s) checked", outcome.rendered);
+    let what = format!("{} checked", outcome.counted());
     super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &args.print, &what)
 }

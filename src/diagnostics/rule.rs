@@ -348,6 +348,21 @@ rules! {
     ConfigInvalid "RDG133" Error true,
         "the configuration file is not valid", "README.md",
         "`.rdmagen.yaml` (or `--config FILE`) takes `rules`, `pools`, `output`, `format`, `minSeverity` and `overrides`; a level is off, info, warning or error, and a rule ID must exist. A configuration that cannot be read stops the run (exit 2) rather than leaving rules on or off by surprise.";
+    TrainerReleaseUnsupported "RDG134" Error false,
+        "the pool targets a Kubeflow Trainer release rdmagen cannot write for", "https://github.com/kubeflow/trainer/blob/v2.3.0/CHANGELOG/CHANGELOG-2.1.md",
+        "rdmagen writes Trainer v2 objects for v2.1 (podTemplateOverrides) through v2.3 (runtimePatches, merged resourcesPerNode), the releases whose CRDs it validates against. v2.0 had podSpecOverrides and spec.labels, replaced in v2.1 (#2785); upgrade the cluster or target the PyTorchJob API.";
+    TargetFieldIgnored "RDG135" Warning false,
+        "a target field does not apply to the pool's training API", "README.md",
+        "`target.operator` is the PyTorchJob operator's version and means nothing to Kubeflow Trainer v2, whose torch plugin always sets PET_*; `target.trainer` and `target.clusterScoped` mean nothing without `api: trainer.kubeflow.org/v1alpha1`. A field that is ignored usually means the pool says something other than what its author meant.";
+    TrainerCannotCarry "RDG136" Error false,
+        "the target Trainer release has no TrainJob field for a value the job needs", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/apis/trainer/v1alpha1/trainjob_types.go",
+        "A TrainJob carries image, command, env, node count, processes per node and resources in `trainer`, and pod values through runtimePatches (v2.2+: volumes, mounts, container and pod securityContext, nodeSelector, affinity, tolerations, imagePullSecrets, serviceAccountName, pod labels and annotations) or podTemplateOverrides (v2.1: the same without securityContext). It cannot add a container or set schedulerName, priorityClassName, hostNetwork, dnsPolicy, restartPolicy or the operator's runPolicy, and on v2.1 not IPC_LOCK. rdmagen computes the pod Trainer would make of runtime and TrainJob and names every value the job asked for that the pod would not get: set it in the pool, whose runtime carries it for every job, or target a release that can.";
+    TrainerInheritsFromRuntime "RDG137" Warning false,
+        "the job's pods get values from the pool's runtime that the job did not ask for", "https://github.com/kubeflow/trainer/pull/3602",
+        "A TrainJob adds to its runtime and overrides it, but cannot remove what the runtime sets: an env variable, a volume, a capability, and on v2.3, where resourcesPerNode merges key by key, a resource (the RDMA device of a single-node job, say). The pods get them anyway; give such jobs a pool of their own if that matters.";
+    RuntimeNamespace "RDG138" Error false,
+        "a TrainJob is not in the namespace of its namespaced TrainingRuntime", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/apis/trainer/v1alpha1/trainjob_types.go#L156-L178",
+        "A namespaced TrainingRuntime can only be referenced from its own namespace. rdmagen writes the runtime in the pool's `metadata.namespace` (none: kubectl's current namespace); a job elsewhere would be refused by Trainer's webhook. Put the job in the pool's namespace, or set `target.clusterScoped: true` for a ClusterTrainingRuntime.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";
@@ -402,6 +417,9 @@ const REFUSALS: &[Rule] = &[
     Rule::PinInvalid,
     Rule::BaseImageInvalid,
     Rule::NothingDetected,
+    Rule::TrainerReleaseUnsupported,
+    Rule::TrainerCannotCarry,
+    Rule::RuntimeNamespace,
 ];
 
 impl RuleInfo {

@@ -12,9 +12,20 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TargetSpec {
-    /// The training API the manifests are written for. Only the PyTorchJob API today.
+    /// The training API the manifests are written for: `kubeflow.org/v1` (PyTorchJob,
+    /// the default) or `trainer.kubeflow.org/v1alpha1` (Kubeflow Trainer v2: a
+    /// TrainingRuntime per pool and a TrainJob per job).
     #[serde(default)]
     pub api: Option<TargetApi>,
+    /// The Kubeflow Trainer release, e.g. "2.3" (with `api: trainer.kubeflow.org/v1alpha1`;
+    /// default the latest rdmagen knows, 2.3). Releases differ in what a TrainJob can carry.
+    #[serde(default)]
+    #[schemars(with = "Option<VersionSchema>")]
+    pub trainer: Option<Version>,
+    /// Write a ClusterTrainingRuntime (cluster-wide, needs cluster-admin to apply)
+    /// instead of a TrainingRuntime in the pool's namespace (Trainer v2 only).
+    #[serde(default)]
+    pub cluster_scoped: Option<bool>,
     /// The Kubeflow training-operator version, e.g. "1.9". Anything below 1.7 is the
     /// older generation: no `nprocPerNode`, no PET_* variables.
     #[serde(default)]
@@ -36,6 +47,9 @@ pub enum TargetApi {
     /// Kubeflow training-operator v1: PyTorchJob.
     #[serde(rename = "kubeflow.org/v1")]
     KubeflowV1,
+    /// Kubeflow Trainer v2: TrainingRuntime / ClusterTrainingRuntime and TrainJob.
+    #[serde(rename = "trainer.kubeflow.org/v1alpha1")]
+    TrainerV1Alpha1,
 }
 
 /// A release version, `MAJOR.MINOR[.PATCH]`, with an optional leading `v`.
@@ -127,6 +141,18 @@ pub enum OperatorGeneration {
     /// WORLD_SIZE = pods × an integer nprocPerNode.
     Pet,
 }
+
+/// The oldest Trainer release rdmagen writes for: v2.0's `podSpecOverrides` is not
+/// supported (its CRDs are not vendored), v2.1 has `podTemplateOverrides`.
+pub const OLDEST_TRAINER: Version = Version::new(2, 1);
+/// The newest Trainer release whose API rdmagen follows (v2.3.0, 2026-08-06).
+pub const LATEST_TRAINER: Version = Version::new(2, 3);
+/// v2.2 replaced `podTemplateOverrides` with `runtimePatches` (kubeflow/trainer#3309),
+/// which can also set the container's securityContext (#3066).
+pub const RUNTIME_PATCHES_TRAINER: Version = Version::new(2, 2);
+/// v2.3 merges `resourcesPerNode` into the runtime's resources key by key (#3602);
+/// before, it replaced the whole block.
+pub const MERGED_RESOURCES_TRAINER: Version = Version::new(2, 3);
 
 /// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
 pub const PET_OPERATOR: Version = Version::new(1, 7);

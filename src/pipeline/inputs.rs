@@ -36,6 +36,8 @@ pub(super) struct JobIdentity {
     /// The document's index in its file.
     pub(super) index: usize,
     pub(super) key: Key,
+    /// The pool it names: a Trainer pool's runtime is written when a job uses it.
+    pub(super) pool: String,
     /// Where its name is written, for a finding on a name used twice.
     pub(super) at: Location,
 }
@@ -114,6 +116,7 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
             let meta = job.value.metadata;
             JobIdentity {
                 index,
+                pool: job.value.spec.pool,
                 key: (meta.name, meta.namespace),
                 at: job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
             }

@@ -94,8 +94,25 @@ fn render_job(
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let from = findings.len();
-    let plan = plan::resolve(job, pool, findings);
+    let mut plan = plan::resolve(job, pool, findings);
     check_namespace(job, findings);
+    if let Some(trainer) = plan.target.trainer() {
+        // A Trainer pool whose runtime failed is broken: its errors were reported.
+        let runtime = run.runtimes.get(&job.value.spec.pool)?;
+        if !trainer.cluster_scoped && runtime.namespace != job.value.metadata.namespace {
+            findings.at(
+                Rule::RuntimeNamespace,
+                format!(
+                    "TrainingRuntime `{}` is written in {}, this job's TrainJob in {}; a TrainJob can only use a namespaced runtime of its own namespace",
+                    runtime.name,
+                    shown_namespace(runtime.namespace.as_deref()),
+                    shown_namespace(job.value.metadata.namespace.as_deref()),
+                ),
+                job.doc.locate(&[Seg::Key("metadata")]),
+            );
+        }
+        plan.train_job = Some(plan::trainer::train_job(job, &mut plan, runtime, findings));
+    }
     let (fails, used) = run.judge.judge(findings, from, own);
     if fails || pool_broken {
         return None;
@@ -119,6 +136,13 @@ fn render_job(
         dir,
         findings,
     )
+}
+
+fn shown_namespace(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("namespace `{ns}`"),
+        None => "kubectl's current namespace (none is set)".to_owned(),
+    }
 }
 
 /// The API server refuses any other namespace, and it names an output directory.

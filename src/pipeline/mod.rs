@@ -12,6 +12,7 @@ mod pools;
 mod render_one;
 mod rendered;
 mod run;
+mod runtimes;
 mod sink;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,6 +63,8 @@ pub struct Outcome {
     pub findings: Findings,
     pub sources: Sources,
     pub rendered: usize,
+    /// How many Kubeflow Trainer runtimes rendered (one per Trainer pool used).
+    pub runtimes: usize,
     /// (job, pool, decisions) in input order, when `explain` was asked; a job is named
     /// by its output directory (`name.namespace` when jobs in two namespaces share
     /// its name).
@@ -97,7 +100,18 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut names = Vec::new();
     let mut job_files = Vec::new();
     let mut suppressions = Suppressions::default();
+    // Pools whose Trainer runtime is written: those a job uses, and those named as
+    // inputs (a platform team renders its pools alone).
+    let mut wanted = BTreeSet::new();
     for (file, read) in read_all(&inputs, &pool_files)?.into_iter().enumerate() {
+        if file < inputs.len() {
+            wanted.extend(
+                read.pools
+                    .iter()
+                    .map(|(_, p)| p.value.metadata.name.clone()),
+            );
+        }
+        wanted.extend(read.jobs.iter().map(|j| j.pool.clone()));
         total.findings.extend(read.findings);
         suppressions.extend(read.suppressions);
         pools.failed_to_load(&read.name, read.failed_pools);
@@ -118,6 +132,9 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         suppressions: &suppressions,
     };
     pools.register(definitions, judge, &mut total.findings);
+    let runtimes = runtimes::runtimes(
+        &mut pools, &wanted, &renderer, &verifier, judge, sink, explain, &mut total,
+    );
     let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
     duplicate_names(names, &mut total.findings);
 
@@ -126,6 +143,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         renderer: &renderer,
         verifier: &verifier,
         pools: &pools,
+        runtimes: &runtimes,
         sink,
         placement: &placement,
         explain,
@@ -135,9 +153,10 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let partials = parallel::fold(
         &job_files,
         |partial: &mut Partial, _, (file, name, text, indexes)| {
+            // Jobs come after the runtimes, whose orders are (0, i).
             reread_jobs(name, text, indexes)
                 .iter()
-                .all(|(index, job)| job_done(&run, (*file, *index), job, partial))
+                .all(|(index, job)| job_done(&run, (*file + 1, *index), job, partial))
         },
     );
     for partial in partials {
@@ -152,7 +171,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     policy.apply(&mut total.consequences, 0, &[&suppressions]);
     total.findings.note_used(&total.consequences);
     policy.finish(&mut total.findings, &suppressions);
-    let nothing_found = total.rendered == 0 && total.findings.is_empty();
+    let nothing_found = total.rendered + total.runtimes == 0 && total.findings.is_empty();
     if nothing_found && total.consequences.is_empty() && !request.allow_empty {
         let searched = searched(&request.inputs);
         return Err(Error::Usage(match inputs.is_empty() {
@@ -177,12 +196,23 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         findings: total.findings,
         sources,
         rendered: total.rendered,
+        runtimes: total.runtimes,
         decisions: total
             .decisions
             .into_iter()
             .map(|(_, name, pool, d)| (name, pool, d))
             .collect(),
     })
+}
+
+impl Outcome {
+    /// "3 job(s)", or "3 job(s) and 1 runtime(s)" when Trainer runtimes were rendered.
+    pub fn counted(&self) -> String {
+        match self.runtimes {
+            0 => format!("{} job(s)", self.rendered),
+            n => format!("{} job(s) and {n} runtime(s)", self.rendered),
+        }
+    }
 }
 
 /// The paths a run searched, as named on the command line, for a message.

@@ -14,6 +14,8 @@ pub(super) struct Partial {
     /// comes first.
     pub(super) consequences: Findings,
     pub(super) rendered: usize,
+    /// Trainer runtimes rendered (before any job).
+    pub(super) runtimes: usize,
     /// (order, output directory, pool, decisions) of each rendered job, with `explain`.
     pub(super) decisions: Vec<(Order, String, String, Vec<Decision>)>,
     /// The first error that stopped this worker, with the job it stopped at.
@@ -25,6 +27,7 @@ impl Partial {
         self.findings.extend(other.findings);
         self.consequences.extend(other.consequences);
         self.rendered += other.rendered;
+        self.runtimes += other.runtimes;
         self.decisions.extend(other.decisions);
         // The error of the earliest job, whichever worker met it first.
         if let Some((order, e)) = other.error

@@ -101,6 +101,19 @@ impl Pools {
         }
     }
 
+    /// Every pool that loaded without errors, in name order.
+    pub(super) fn sound(&self) -> impl Iterator<Item = &Loaded<PoolDocument>> {
+        self.by_name
+            .iter()
+            .filter(|(name, _)| !self.broken.contains(*name))
+            .map(|(_, pool)| pool)
+    }
+
+    /// A pool whose runtime could not be planned: its jobs are not rendered either.
+    pub(super) fn mark_broken(&mut self, name: &str) {
+        self.broken.insert(name.to_owned());
+    }
+
     /// Note the pools of `file` that failed to load (None: a name not known).
     pub(super) fn failed_to_load(&mut self, file: &Arc<str>, names: Vec<Option<String>>) {
         for name in names {

@@ -35,8 +35,10 @@ pub(super) fn render_one(
     let mut files = Vec::new();
     // Each template with the file it becomes and the check for what it renders.
     type Check = fn(&Verifier, &str, &Plan) -> Vec<Finding>;
-    let mut outputs: Vec<(&str, &str, Check)> =
-        vec![(render::PYTORCHJOB, "pytorchjob.yaml", Verifier::pytorchjob)];
+    let mut outputs: Vec<(&str, &str, Check)> = match plan.train_job {
+        Some(_) => vec![(render::TRAINJOB, "trainjob.yaml", Verifier::trainjob)],
+        None => vec![(render::PYTORCHJOB, "pytorchjob.yaml", Verifier::pytorchjob)],
+    };
     if !plan.storage.is_empty() {
         outputs.push((render::STORAGE, "storage.yaml", Verifier::storage));
     }

@@ -92,9 +92,14 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
                 .chain(args)
                 .collect(),
             Some(gpus.clone()),
-            format!(
-                "the target operator is 1.7 or later: torchrun reads nnodes, node rank, nproc and master address from its PET_* variables; nprocPerNode = {gpus}{exec_note}"
-            ),
+            match ctx.target.trainer() {
+                Some(_) => format!(
+                    "Kubeflow Trainer's torch plugin sets PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK and PET_MASTER_ADDR/PORT (<job>-node-0-0.<job>:29500) in the `node` container (T@v2.3.0 pkg/runtime/framework/plugins/torch/torch.go:145-176), and torchrun reads every option it is not given from PET_<OPTION>; numProcPerNode = {gpus}{exec_note}"
+                ),
+                None => format!(
+                    "the target operator is 1.7 or later: torchrun reads nnodes, node rank, nproc and master address from its PET_* variables; nprocPerNode = {gpus}{exec_note}"
+                ),
+            },
         ),
         Launcher::Torchrun => (
             std::iter::once("torchrun".to_owned())
@@ -107,6 +112,25 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
                 "{pod_world_reason}; Kubernetes expands $(VAR) from the container's env; nprocPerNode unset{exec_note}"
             ),
         ),
+        Launcher::Legacy if ctx.target.trainer().is_some() => {
+            ctx.report(
+                Rule::LegacyLauncher,
+                "torch.distributed.launch is deprecated; on Kubeflow Trainer it reads its options from PET_* as torchrun does",
+                &[Seg::Key("spec"), Seg::Key("launcher")],
+            );
+            (
+                ["python", "-m", "torch.distributed.launch"]
+                    .map(str::to_owned)
+                    .into_iter()
+                    .chain([script])
+                    .chain(args)
+                    .collect(),
+                Some(gpus.clone()),
+                format!(
+                    "the seed's torch.distributed.launch form; Trainer sets only PET_* (no WORLD_SIZE or RANK), which torch.distributed.launch reads like torchrun (it shares torchrun's argument parser); numProcPerNode = {gpus}{exec_note}"
+                ),
+            )
+        }
         Launcher::Legacy => {
             ctx.report(
                 Rule::LegacyLauncher,

@@ -15,6 +15,7 @@ mod quantity;
 mod rdma;
 mod resolve;
 mod target;
+pub mod trainer;
 
 use std::collections::BTreeMap;
 
@@ -26,7 +27,7 @@ use crate::model::job::{AccessMode, CleanPodPolicy, EnvValue, RestartPolicy};
 pub use decision::Decision;
 pub use image_build::ImageBuildPlan;
 pub use resolve::{check_pool, resolve};
-pub use target::Target;
+pub use target::{Api, Target, TrainerTarget, trainer_of};
 
 /// Everything the templates need for one job, fully decided.
 #[derive(Debug, Serialize)]
@@ -46,6 +47,9 @@ pub struct Plan {
     pub pod: Pod,
     /// PersistentVolume + PersistentVolumeClaim pairs to emit beside the job.
     pub storage: Vec<Storage>,
+    /// The job's TrainJob, for a Kubeflow Trainer v2 target (set once its pool's
+    /// runtime is planned: `trainer::train_job`).
+    pub train_job: Option<TrainJobPlan>,
     /// The job's Dockerfile, when it asks for one.
     #[serde(skip)]
     pub image_build: Option<ImageBuildPlan>,
@@ -55,6 +59,24 @@ pub struct Plan {
     /// Why each choice was made, in the order they were made.
     #[serde(skip)]
     pub decisions: Vec<Decision>,
+}
+
+/// A job's TrainJob: everything the template lays out.
+#[derive(Debug, Serialize)]
+pub struct TrainJobPlan {
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    /// The TrainJob's `spec`, decided field by field below.
+    pub spec: Value,
+    /// The `node` pod Trainer makes of runtime and TrainJob, which verify checks the
+    /// rendered files against.
+    #[serde(skip)]
+    pub effective_pod: Value,
+    /// The runtime's `node` pod template, which the TrainJob patches.
+    #[serde(skip)]
+    pub runtime_pod: Value,
+    #[serde(skip)]
+    pub target: TrainerTarget,
 }
 
 #[derive(Debug, Serialize)]

@@ -30,7 +30,7 @@ use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, unsupported_directives};
 use crate::kubernetes::strategic_merge;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::{Origin, Sourced};
-use crate::plan::pod_parts::{TRAINING_CONTAINER, same_capability, training};
+use crate::plan::pod_parts::{same_capability, training};
 use crate::yaml::tree::Seg;
 
 pub(super) use judge::Owned;
@@ -82,15 +82,15 @@ pub(super) fn apply(
         format!("{whose} overlay"),
         "merged last, strategic merge (containers, env, volumes and mounts by name); the training container's capabilities.add is added to, not replaced",
     );
-    let patch = with_capabilities_union(&overlay.value, template);
+    let patch = with_capabilities_union(&overlay.value, template, ctx.target.training_container());
     strategic_merge(template, &patch, POD_TEMPLATE_SPEC);
 }
 
 /// `overlay` with the training container's `capabilities.add` made the union of the
 /// pod's list and its own (see the module comment).
-fn with_capabilities_union(overlay: &Value, pod: &Value) -> Value {
+fn with_capabilities_union(overlay: &Value, pod: &Value, name: &str) -> Value {
     let mut patch = overlay.clone();
-    let have = training(pod)
+    let have = training(pod, name)
         .and_then(|c| c.pointer("/securityContext/capabilities/add"))
         .and_then(Value::as_array)
         .cloned()
@@ -102,7 +102,7 @@ fn with_capabilities_union(overlay: &Value, pod: &Value) -> Value {
         return patch;
     };
     for c in containers.iter_mut() {
-        if c.get("name").and_then(Value::as_str) != Some(TRAINING_CONTAINER) {
+        if c.get("name").and_then(Value::as_str) != Some(name) {
             continue;
         }
         if let Some(Value::Array(add)) = c.pointer_mut("/securityContext/capabilities/add") {
@@ -137,7 +137,7 @@ mod tests {
         let mut merged = pod.clone();
         strategic_merge(
             &mut merged,
-            &with_capabilities_union(&overlay, &pod),
+            &with_capabilities_union(&overlay, &pod, "pytorch"),
             POD_TEMPLATE_SPEC,
         );
         let caps = |pod: &Value, i: usize| {

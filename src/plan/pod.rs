@@ -9,7 +9,7 @@ use crate::diagnostics::Rule;
 use crate::model::job::Volume;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
-use crate::plan::pod_parts::{SHM_VOLUME, TRAINING_CONTAINER, VOLCANO_QUEUE};
+use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE};
 use crate::plan::rdma::Rdma;
 use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay, quantity};
 use crate::yaml::tree::Seg;
@@ -168,7 +168,9 @@ pub(super) fn decide(
     }
     let scheduler_name = pool.scheduler.as_ref().map(|s| s.name.clone());
     if let Some(name) = &scheduler_name {
-        let gang = if name.eq_ignore_ascii_case("volcano") {
+        let gang = if ctx.target.trainer().is_some() {
+            "; with Volcano the runtime's podGroupPolicy gang-schedules each TrainJob"
+        } else if name.eq_ignore_ascii_case("volcano") {
             "; gang scheduling (a PodGroup) also needs the operator started with --gang-scheduler-name=volcano, a cluster setting"
         } else {
             ""
@@ -186,7 +188,7 @@ pub(super) fn decide(
 
     let security_context = security_context(ctx, &capabilities);
     let mut container = Map::new();
-    container.insert("name".to_owned(), json!(TRAINING_CONTAINER));
+    container.insert("name".to_owned(), json!(ctx.target.training_container()));
     container.insert("image".to_owned(), json!(spec.image));
     if let Some(policy) = spec.image_pull_policy {
         container.insert("imagePullPolicy".to_owned(), json!(policy));

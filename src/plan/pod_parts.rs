@@ -3,18 +3,22 @@
 
 use serde_json::Value;
 
-/// The training container's name; the operator finds it by this name.
+/// The training container's name in a PyTorchJob; the operator finds it by this name.
 pub const TRAINING_CONTAINER: &str = "pytorch";
+/// The trainer container's name in a Trainer v2 runtime: the torch plugin injects PET_*
+/// only into the container named `node` (T@v2.3.0 pkg/constants/constants.go:68-69).
+pub const TRAINER_CONTAINER: &str = "node";
 pub const SHM_VOLUME: &str = "dshm";
 /// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
 pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";
 
-/// The training container of a pod template.
-pub fn training(pod: &Value) -> Option<&Value> {
+/// The training container of a pod template: the container called `name`
+/// ([`TRAINING_CONTAINER`] or [`TRAINER_CONTAINER`], as the target says).
+pub fn training<'a>(pod: &'a Value, name: &str) -> Option<&'a Value> {
     pod.pointer("/spec/containers")?
         .as_array()?
         .iter()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(TRAINING_CONTAINER))
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))
 }
 
 /// Capability names compare without case, as the container runtime reads them.

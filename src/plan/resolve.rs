@@ -2,7 +2,7 @@
 
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::{Fabric, GidIndex};
-use crate::model::target::DYNAMIC_GID_NCCL;
+use crate::model::target::{DYNAMIC_GID_NCCL, LATEST_TRAINER, OLDEST_TRAINER, TargetApi};
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::ctx::Ctx;
@@ -74,15 +74,26 @@ pub fn resolve(
             count: spec.nodes - 1,
         });
     }
-    ctx.decisions.record(
-        "replicas",
-        format!("Master 1, Worker {}", spec.nodes.saturating_sub(1)),
-        format!(
-            "{} node(s): the operator requires exactly one Master; the others are Workers{}",
-            spec.nodes,
-            if spec.nodes == 1 { " (none here)" } else { "" }
-        ),
-    );
+    if let Some(trainer) = ctx.target.trainer() {
+        ctx.decisions.record(
+            "numNodes",
+            spec.nodes.to_string(),
+            format!(
+                "one pod per node in the {}'s replicated job `node`; Trainer counts them (PET_NNODES) and names them `<job>-node-0-<index>`",
+                trainer.runtime_kind()
+            ),
+        );
+    } else {
+        ctx.decisions.record(
+            "replicas",
+            format!("Master 1, Worker {}", spec.nodes.saturating_sub(1)),
+            format!(
+                "{} node(s): the operator requires exactly one Master; the others are Workers{}",
+                spec.nodes,
+                if spec.nodes == 1 { " (none here)" } else { "" }
+            ),
+        );
+    }
     let image_build = image_build::decide(&mut ctx);
 
     Plan {
@@ -106,6 +117,7 @@ pub fn resolve(
         restart_policy: spec.restart_policy,
         pod,
         storage,
+        train_job: None,
         image_build,
         target,
         decisions: ctx.decisions.0,
@@ -113,8 +125,13 @@ pub fn resolve(
 }
 
 /// The webhook's and the Services' naming rules, shared with `lint` (check::job_name).
+/// On Trainer v2 the JobSet names each pod's hostname `<job>-node-0-<index>`
+/// (PET_MASTER_ADDR is `<job>-node-0-0.<job>`), a DNS label too.
 fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
-    let replicas = [("Master", 1), ("Worker", nodes.saturating_sub(1))];
+    let replicas: Vec<(&str, u32)> = match ctx.target.trainer() {
+        Some(_) => vec![("node-0", nodes)],
+        None => vec![("Master", 1), ("Worker", nodes.saturating_sub(1))],
+    };
     if let Some(problem) = crate::kubernetes::job_name::problem(name, &replicas) {
         ctx.report(
             Rule::InvalidJobName,
@@ -152,16 +169,21 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         .as_ref()
         .and_then(|s| s.queue.clone());
     let gang = ctx.target.gang_scheduling;
-    let where_read = match gang {
-        Some(true) => {
-            "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup (target.gangScheduling), and the pods' scheduling.volcano.sh/queue-name annotation, which Volcano skips for pods already in a group"
+    let where_read = match (ctx.target.trainer(), gang) {
+        (Some(_), _) => {
+            "the JobSet's scheduling.volcano.sh/queue-name annotation, from which Trainer's Volcano plugin sets the PodGroup's queue (volcano.go:180-184), and the pods' annotation"
         }
-        Some(false) => {
-            "the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads for the PodGroup it makes per pod (target.gangScheduling: false, so the operator makes none); also runPolicy.schedulingPolicy.queue"
-        }
-        None => {
-            "runPolicy.schedulingPolicy.queue (read by the operator when it gang-schedules) and the pods' scheduling.volcano.sh/queue-name annotation (read by Volcano when it does not)"
-        }
+        (None, gang) => match gang {
+            Some(true) => {
+                "runPolicy.schedulingPolicy.queue, which the gang-scheduling operator copies into the job's PodGroup (target.gangScheduling), and the pods' scheduling.volcano.sh/queue-name annotation, which Volcano skips for pods already in a group"
+            }
+            Some(false) => {
+                "the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads for the PodGroup it makes per pod (target.gangScheduling: false, so the operator makes none); also runPolicy.schedulingPolicy.queue"
+            }
+            None => {
+                "runPolicy.schedulingPolicy.queue (read by the operator when it gang-schedules) and the pods' scheduling.volcano.sh/queue-name annotation (read by Volcano when it does not)"
+            }
+        },
     };
     let queue = match (asked_scheduling.queue, pool_queue) {
         (Some(q), _) => {
@@ -297,6 +319,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         }
     }
     check_gid(pool, profile, findings);
+    check_target(pool, findings);
     if net.rdma_resource.as_deref() == Some(pool.value.spec.gpu.resource.as_str()) {
         findings.at(
             Rule::RdmaResourceIsGpu,
@@ -315,6 +338,48 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         );
     }
     hca::check_pool_names(pool, findings);
+}
+
+/// Target fields that the pool's API does not read, and Trainer releases rdmagen cannot
+/// write for.
+fn check_target(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
+    let target = &pool.value.spec.target;
+    let at = |field: &str| {
+        pool.doc
+            .locate(&[Seg::Key("spec"), Seg::Key("target"), Seg::Key(field)])
+    };
+    let trainer = target.api == Some(TargetApi::TrainerV1Alpha1);
+    if trainer {
+        if target.operator.is_some() {
+            findings.at(
+                Rule::TargetFieldIgnored,
+                "target.operator is the PyTorchJob operator's version; Kubeflow Trainer v2 (api: trainer.kubeflow.org/v1alpha1) does not read it: its release is target.trainer",
+                at("operator"),
+            );
+        }
+        if let Some(v) = target.trainer.filter(|v| *v < OLDEST_TRAINER) {
+            findings.at(
+                Rule::TrainerReleaseUnsupported,
+                format!(
+                    "target.trainer is {v}; rdmagen writes for Kubeflow Trainer {OLDEST_TRAINER} to {LATEST_TRAINER} (v2.0's podSpecOverrides and spec.labels were replaced in v2.1)"
+                ),
+                at("trainer"),
+            );
+        }
+    } else {
+        for (field, set) in [
+            ("trainer", target.trainer.is_some()),
+            ("clusterScoped", target.cluster_scoped.is_some()),
+        ] {
+            if set {
+                findings.at(
+                    Rule::TargetFieldIgnored,
+                    format!("target.{field} applies to Kubeflow Trainer v2 only; this pool writes PyTorchJobs (set `target.api: trainer.kubeflow.org/v1alpha1` for TrainJobs)"),
+                    at(field),
+                );
+            }
+        }
+    }
 }
 
 /// The RoCE GID decision against the NCCL in the pool's images: dynamic selection

@@ -2,7 +2,10 @@
 //! filled in. Every later decision that depends on it reads it from here.
 
 use crate::model::pool::Platform;
-use crate::model::target::{OperatorGeneration, Version};
+use crate::model::target::{
+    LATEST_TRAINER, MERGED_RESOURCES_TRAINER, OperatorGeneration, RUNTIME_PATCHES_TRAINER,
+    TargetApi, Version,
+};
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::platform::Profile;
@@ -11,6 +14,8 @@ use crate::platform::Profile;
 #[derive(Debug, Clone, Copy)]
 pub struct Target {
     pub platform: Platform,
+    /// The training API the manifests are written for.
+    pub api: Api,
     /// The training-operator version; None when neither the pool nor the platform says.
     pub operator: Option<Version>,
     /// The NCCL version floor of the pool's images, when the pool says.
@@ -19,10 +24,73 @@ pub struct Target {
     pub gang_scheduling: Option<bool>,
 }
 
+/// The training API of a target, and what each needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Kubeflow training-operator v1: one PyTorchJob per job.
+    PyTorchJob,
+    /// Kubeflow Trainer v2: a (Cluster)TrainingRuntime per pool, a TrainJob per job.
+    Trainer(TrainerTarget),
+}
+
+/// A Kubeflow Trainer v2 cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrainerTarget {
+    /// The release whose API rdmagen writes (the pool's, or the latest it knows);
+    /// releases above [`LATEST_TRAINER`] are written as that one.
+    pub release: Version,
+    /// A ClusterTrainingRuntime rather than a namespaced TrainingRuntime.
+    pub cluster_scoped: bool,
+}
+
+impl TrainerTarget {
+    /// v2.2 and later: `runtimePatches` (with container securityContext); before,
+    /// `podTemplateOverrides` and `spec.labels`/`spec.annotations`.
+    pub fn has_runtime_patches(&self) -> bool {
+        self.release >= RUNTIME_PATCHES_TRAINER
+    }
+
+    /// v2.3 and later: `resourcesPerNode` merges into the runtime's resources key by key;
+    /// before, it replaces them.
+    pub fn merges_resources(&self) -> bool {
+        self.release >= MERGED_RESOURCES_TRAINER
+    }
+
+    /// The kind of the runtime rdmagen writes for the pool.
+    pub fn runtime_kind(&self) -> &'static str {
+        if self.cluster_scoped {
+            "ClusterTrainingRuntime"
+        } else {
+            "TrainingRuntime"
+        }
+    }
+}
+
 impl Target {
     /// The operator generation, when known. Unknown means: write what both run.
+    /// Trainer v2 has no operator generation: its torch plugin sets only PET_*.
     pub fn generation(&self) -> Option<OperatorGeneration> {
-        self.operator.map(OperatorGeneration::of)
+        match self.api {
+            Api::PyTorchJob => self.operator.map(OperatorGeneration::of),
+            Api::Trainer(_) => Some(OperatorGeneration::Pet),
+        }
+    }
+
+    /// The trainer release, for a Trainer v2 target.
+    pub fn trainer(&self) -> Option<TrainerTarget> {
+        match self.api {
+            Api::Trainer(t) => Some(t),
+            Api::PyTorchJob => None,
+        }
+    }
+
+    /// The training container's name: the PyTorchJob operator finds `pytorch`
+    /// (pkg/controller.v1/pytorch), Trainer's torch plugin `node` (constants.go:68-69).
+    pub fn training_container(&self) -> &'static str {
+        match self.api {
+            Api::PyTorchJob => crate::plan::pod_parts::TRAINING_CONTAINER,
+            Api::Trainer(_) => crate::plan::pod_parts::TRAINER_CONTAINER,
+        }
     }
 }
 
@@ -35,6 +103,17 @@ pub fn decide(
     let spec = &pool_doc.value.spec;
     let asked = &spec.target;
     let pool = &pool_doc.value.metadata.name;
+    let api = decide_api(pool_doc, decisions);
+    if let Api::Trainer(_) = api {
+        // Trainer v2 has no training-operator; check_pool reports a target.operator.
+        return Target {
+            platform: spec.platform,
+            api,
+            operator: None,
+            nccl: asked.nccl,
+            gang_scheduling: asked.gang_scheduling,
+        };
+    }
     let operator = match (asked.operator, profile.operator) {
         (Some(v), _) => {
             let why = format!("pool `{pool}` sets target.operator");
@@ -66,10 +145,73 @@ pub fn decide(
     );
     Target {
         platform: spec.platform,
+        api,
         operator,
         nccl,
         gang_scheduling: asked.gang_scheduling,
     }
+}
+
+/// The Trainer target of a pool, when it has one (decided as for its jobs).
+pub fn trainer_of(pool_doc: &Loaded<PoolDocument>) -> Option<TrainerTarget> {
+    match decide_api(pool_doc, &mut Decisions::default()) {
+        Api::Trainer(t) => Some(t),
+        Api::PyTorchJob => None,
+    }
+}
+
+fn decide_api(pool_doc: &Loaded<PoolDocument>, decisions: &mut Decisions) -> Api {
+    let asked = &pool_doc.value.spec.target;
+    let pool = &pool_doc.value.metadata.name;
+    match asked.api {
+        // The default says nothing worth a line of its own.
+        None => return Api::PyTorchJob,
+        Some(TargetApi::KubeflowV1) => {
+            decisions.record(
+                "target api",
+                "kubeflow.org/v1 (PyTorchJob)",
+                format!("pool `{pool}` sets target.api"),
+            );
+            return Api::PyTorchJob;
+        }
+        Some(TargetApi::TrainerV1Alpha1) => {}
+    }
+    let release = match asked.trainer {
+        Some(v) if v > LATEST_TRAINER => {
+            decisions.record(
+                "target trainer",
+                LATEST_TRAINER.to_string(),
+                format!("pool `{pool}` sets target.trainer {v}, newer than the latest release rdmagen knows; written for {LATEST_TRAINER}'s API"),
+            );
+            LATEST_TRAINER
+        }
+        Some(v) => {
+            decisions.record(
+                "target trainer",
+                v.to_string(),
+                format!("pool `{pool}` sets target.trainer"),
+            );
+            v
+        }
+        None => {
+            decisions.record(
+                "target trainer",
+                LATEST_TRAINER.to_string(),
+                format!("pool `{pool}` sets no target.trainer: the latest release rdmagen knows"),
+            );
+            LATEST_TRAINER
+        }
+    };
+    let trainer = TrainerTarget {
+        release,
+        cluster_scoped: asked.cluster_scoped.unwrap_or(false),
+    };
+    decisions.record(
+        "target api",
+        format!("trainer.kubeflow.org/v1alpha1 ({} + TrainJob)", trainer.runtime_kind()),
+        format!("pool `{pool}` sets target.api; the pool's pod shape goes into its runtime, each job's own values into its TrainJob"),
+    );
+    Api::Trainer(trainer)
 }
 
 fn describe_operator(v: Version) -> String {

@@ -26,6 +26,8 @@ use crate::error::Error;
 pub const PYTORCHJOB: &str = "pytorchjob.yaml.j2";
 pub const STORAGE: &str = "storage.yaml.j2";
 pub const POOL: &str = "pool.yaml.j2";
+pub const TRAINJOB: &str = "trainjob.yaml.j2";
+pub const TRAINING_RUNTIME: &str = "trainingruntime.yaml.j2";
 
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -34,6 +36,11 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
     (STORAGE, include_str!("../../templates/storage.yaml.j2")),
     (POOL, include_str!("../../templates/pool.yaml.j2")),
+    (TRAINJOB, include_str!("../../templates/trainjob.yaml.j2")),
+    (
+        TRAINING_RUNTIME,
+        include_str!("../../templates/trainingruntime.yaml.j2"),
+    ),
 ];
 
 /// The template environment, built once per run.

@@ -7,6 +7,7 @@
 pub mod lint;
 pub mod manifest;
 pub mod storage;
+pub mod trainer;
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
@@ -20,8 +21,9 @@ use crate::kubernetes::KUBERNETES_VERSION;
 use crate::kubernetes::definitions::{
     self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC,
 };
-use crate::plan::Plan;
 use crate::plan::pod_parts::TRAINING_CONTAINER;
+use crate::plan::trainer::RuntimePlan;
+use crate::plan::{self, Plan};
 use manifest::ManifestFacts;
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
@@ -87,6 +89,46 @@ impl Verifier {
                 }),
         );
         problems.extend(fidelity(doc, plan));
+        problems
+    }
+
+    /// Check a rendered (Cluster)TrainingRuntime: one document, its `node` pod template
+    /// against Kubernetes' PodTemplateSpec, and every value against the plan.
+    pub fn training_runtime(&self, text: &str, runtime: &RuntimePlan) -> Vec<Finding> {
+        let doc = match one_document(text) {
+            Ok(doc) => doc,
+            Err(problem) => return vec![problem],
+        };
+        let mut problems = Vec::new();
+        if let Some(at) = trainer::node_pod_pointer(&doc)
+            && let Some(pod) = doc.pointer(&at)
+        {
+            problems.extend(self.pod_template.get().problems(pod, &at));
+        }
+        problems.extend(trainer::runtime_fidelity(&doc, runtime));
+        problems
+    }
+
+    /// Check a rendered TrainJob: one document, and the pod Trainer makes of it and
+    /// its runtime against the plan.
+    pub fn trainjob(&self, text: &str, plan: &Plan) -> Vec<Finding> {
+        let doc = match one_document(text) {
+            Ok(doc) => doc,
+            Err(problem) => return vec![problem],
+        };
+        let Some(train_job) = &plan.train_job else {
+            return vec![problem(Rule::RenderedFidelity, "no TrainJob was planned")];
+        };
+        let made = plan::trainer::effective::effective_pod(
+            &train_job.runtime_pod,
+            &doc["spec"],
+            train_job.target,
+        );
+        let mut problems = self
+            .pod_template
+            .get()
+            .problems(&made, "(the pod it makes)");
+        problems.extend(trainer::train_job_fidelity(&doc, &plan.name, train_job));
         problems
     }
 
@@ -296,6 +338,18 @@ fn pointer_segment(segment: &str) -> String {
 impl Default for Verifier {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The one document of a rendered file.
+fn one_document(text: &str) -> Result<Value, Finding> {
+    let docs = parse(text).map_err(|message| problem(Rule::RenderedSchema, message))?;
+    match <[Value; 1]>::try_from(docs) {
+        Ok([doc]) => Ok(doc),
+        Err(docs) => Err(problem(
+            Rule::RenderedSchema,
+            format!("expected one document, found {}", docs.len()),
+        )),
     }
 }
 

@@ -81,7 +81,7 @@ pub enum Seg<'a> {
 }
 
 /// A parsed document of a file: its tree, and the file it came from.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Document {
     pub file: Arc<str>,
     pub root: Node,

@@ -11,9 +11,7 @@ use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step};
 use crate::kubernetes::strategic_merge;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
-use crate::plan::pod_parts::{
-    SHM_VOLUME, TRAINING_CONTAINER, VOLCANO_QUEUE, same_capability, training,
-};
+use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE, same_capability, training};
 use crate::plan::quantity;
 use crate::platform::is_rdma_resource;
 
@@ -25,6 +23,8 @@ const IPC_LOCK: &str = "IPC_LOCK";
 pub(in crate::plan) struct Owned {
     /// The pod template as rdmagen built it, before any overlay.
     built: Value,
+    /// The training container's name for the target API.
+    container: &'static str,
     gpu_resource: String,
     gpus_per_node: u32,
     /// The RDMA resource when RDMA is on; IPC_LOCK is then required too.
@@ -61,6 +61,7 @@ impl Owned {
     ) -> Self {
         Owned {
             built: built.clone(),
+            container: ctx.target.training_container(),
             gpu_resource: ctx.pool.value.spec.gpu.resource.clone(),
             gpus_per_node: ctx.job.value.spec.gpus_per_node,
             rdma_resource: rdma_resource.map(str::to_owned),
@@ -93,7 +94,7 @@ impl Owned {
     }
 
     fn training(&self) -> &Value {
-        training(&self.built).unwrap_or(&Value::Null)
+        training(&self.built, self.container).unwrap_or(&Value::Null)
     }
 
     fn ipc_lock(&self) -> bool {
@@ -298,12 +299,14 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
         Some((at, Value::Null)) => judge.overrides(
             at,
             "removes the containers, the training container among them".to_owned(),
-            training_container(),
+            training_container(owned.container),
         ),
         Some((at, Value::Array(items))) => {
-            let merged = training(&merged).cloned().unwrap_or(Value::Null);
+            let merged = training(&merged, owned.container)
+                .cloned()
+                .unwrap_or(Value::Null);
             for (j, item) in items.iter().enumerate() {
-                if item.get("name").and_then(Value::as_str) == Some(TRAINING_CONTAINER) {
+                if item.get("name").and_then(Value::as_str) == Some(owned.container) {
                     let at = joined(&at, &[Step::Index(j)]);
                     container(&mut judge, item, &at, &merged);
                 }
@@ -314,11 +317,9 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
     judge.verdicts
 }
 
-fn training_container() -> Owner {
+fn training_container(c: &str) -> Owner {
     Owner {
-        by: format!(
-            "rdmagen's training container (the operator finds it by the name `{TRAINING_CONTAINER}`)"
-        ),
+        by: format!("rdmagen's training container (the operator finds it by the name `{c}`)"),
         fix: "add containers beside it instead".to_owned(),
     }
 }
@@ -454,13 +455,14 @@ fn keyed_item(
 /// The training container: `item` is its entry in the overlay at `at`; `merged` is
 /// it after the merge.
 fn container(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
+    let c = judge.owned.container;
     let owned = judge.owned;
     let mine = owned.training();
     if deletes(item) {
         judge.overrides(
             joined(at, &[key(PATCH_DIRECTIVE)]),
-            format!("deletes container `{TRAINING_CONTAINER}`"),
-            training_container(),
+            format!("deletes container `{c}`"),
+            training_container(owned.container),
         );
         return;
     }
@@ -473,10 +475,7 @@ fn container(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
         };
         judge.overrides(
             joined(at, &[key("image")]),
-            format!(
-                "sets the image of container `{TRAINING_CONTAINER}` to `{}`",
-                shown(theirs)
-            ),
+            format!("sets the image of container `{c}` to `{}`", shown(theirs)),
             owner,
         );
     }
@@ -487,7 +486,7 @@ fn container(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
             let verb = if theirs.is_null() { "removes" } else { "sets" };
             judge.overrides(
                 joined(at, &[key(field)]),
-                format!("{verb} `{field}` of container `{TRAINING_CONTAINER}`"),
+                format!("{verb} `{field}` of container `{c}`"),
                 owned.launcher(),
             );
         }
@@ -500,12 +499,13 @@ fn container(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
         list: &["volumeMounts"],
         key: "mountPath",
         id: SHM_PATH,
-        what: format!("the /dev/shm mount of container `{TRAINING_CONTAINER}`"),
+        what: format!("the /dev/shm mount of container `{c}`"),
     };
     keyed_item(judge, &mount, item, at, owned.training(), merged);
 }
 
 fn resources(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
+    let c = judge.owned.container;
     let owned = judge.owned;
     for section in ["limits", "requests"] {
         let Some((path, theirs)) = walk(item, &["resources", section]) else {
@@ -515,10 +515,7 @@ fn resources(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
         let Value::Object(theirs) = theirs else {
             judge.overrides(
                 path.clone(),
-                format!(
-                    "removes `{}` of container `{TRAINING_CONTAINER}`",
-                    dotted(&path[at.len()..])
-                ),
+                format!("removes `{}` of container `{c}`", dotted(&path[at.len()..])),
                 owned.gpus(),
             );
             continue;
@@ -538,15 +535,12 @@ fn resources(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
             let action = match (mine.get(name), value) {
                 (None, Value::Null) => continue,
                 (Some(_), Value::Null) => {
-                    format!("removes `{field}` of container `{TRAINING_CONTAINER}`")
+                    format!("removes `{field}` of container `{c}`")
                 }
                 (Some(m), v) if same_quantity(m, v) => continue,
-                (Some(_), v) => format!(
-                    "sets `{field}` of container `{TRAINING_CONTAINER}` to `{}`",
-                    shown(v)
-                ),
+                (Some(_), v) => format!("sets `{field}` of container `{c}` to `{}`", shown(v)),
                 (None, v) => format!(
-                    "requests `{name}: {}` in `resources.{section}` of container `{TRAINING_CONTAINER}`",
+                    "requests `{name}: {}` in `resources.{section}` of container `{c}`",
                     shown(v)
                 ),
             };
@@ -556,6 +550,7 @@ fn resources(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
 }
 
 fn capabilities(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
+    let c = judge.owned.container;
     let owned = judge.owned;
     let have: Vec<Value> = owned
         .training()
@@ -569,7 +564,7 @@ fn capabilities(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
             judge.overrides(
                 path.clone(),
                 format!(
-                    "removes `{}` of container `{TRAINING_CONTAINER}` and IPC_LOCK with it",
+                    "removes `{}` of container `{c}` and IPC_LOCK with it",
                     dotted(&path[at.len()..])
                 ),
                 owned.capabilities("add capabilities instead: rdmagen keeps its own"),
@@ -582,7 +577,7 @@ fn capabilities(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
                 if drops_ipc_lock(cap) {
                     judge.overrides(
                         joined(at, &joined(&path, &[Step::Index(k)])),
-                        format!("drops {IPC_LOCK} from container `{TRAINING_CONTAINER}`"),
+                        format!("drops {IPC_LOCK} from container `{c}`"),
                         owned.capabilities(
                             "leave it out of `capabilities.drop` (`drop: [ALL]` keeps it)",
                         ),
@@ -607,7 +602,7 @@ fn capabilities(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
             judge.adds(
                 joined(at, &path),
                 format!(
-                    "adds {} {} to container `{TRAINING_CONTAINER}`, kept beside {}: rdmagen adds to `capabilities.add`, where a strategic merge would replace it",
+                    "adds {} {} to container `{c}`, kept beside {}: rdmagen adds to `capabilities.add`, where a strategic merge would replace it",
                     if new.len() == 1 { "capability" } else { "capabilities" },
                     new.join(", "),
                     kept.join(", ")
@@ -618,6 +613,7 @@ fn capabilities(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
 }
 
 fn env(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
+    let c = judge.owned.container;
     let owned = judge.owned;
     let entry = |container: &Value, name: &str| -> Option<Value> {
         container
@@ -639,10 +635,7 @@ fn env(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
             let first = names.first().copied().unwrap_or_default();
             judge.overrides(
                 joined(at, &path),
-                format!(
-                    "removes the env of container `{TRAINING_CONTAINER}` ({})",
-                    names.join(", ")
-                ),
+                format!("removes the env of container `{c}` ({})", names.join(", ")),
                 owned.env(first),
             );
         }
@@ -660,14 +653,14 @@ fn env(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
                     continue;
                 };
                 let action = if deletes(e) {
-                    format!("deletes env `{name}` of container `{TRAINING_CONTAINER}`")
+                    format!("deletes env `{name}` of container `{c}`")
                 } else if entry(merged, name).as_ref() != Some(&set) {
                     let to = match (e.get("value"), e.get("valueFrom")) {
                         (Some(v), _) if !v.is_null() => format!("to `{}`", shown(v)),
                         (_, Some(v)) if !v.is_null() => "to a valueFrom".to_owned(),
                         _ => "to nothing".to_owned(),
                     };
-                    format!("sets env `{name}` of container `{TRAINING_CONTAINER}` {to}")
+                    format!("sets env `{name}` of container `{c}` {to}")
                 } else {
                     continue;
                 };
@@ -684,7 +677,7 @@ fn env(judge: &mut Judge<'_>, item: &Value, at: &[Step], merged: &Value) {
                 judge.adds(
                     joined(at, &path),
                     format!(
-                        "adds env {} to container `{TRAINING_CONTAINER}`; the variables rdmagen sets are unchanged",
+                        "adds env {} to container `{c}`; the variables rdmagen sets are unchanged",
                         added.join(", ")
                     ),
                 );
@@ -738,6 +731,7 @@ mod tests {
         ];
         Owned {
             built,
+            container: "pytorch",
             gpu_resource: "nvidia.com/gpu".to_owned(),
             gpus_per_node: 8,
             rdma_resource: Some("rdma/hca".to_owned()),

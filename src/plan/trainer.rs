@@ -1,0 +1,668 @@
+//! Kubeflow Trainer v2: a pool becomes a (Cluster)TrainingRuntime that holds the pod
+//! shape every job on it shares (the platform team's), and a job becomes a small
+//! TrainJob that names the runtime and carries only what is the job's own (the
+//! upstream persona split, T@v2.3.0 proposals/2437-volcano-scheduler/README.md:48-51).
+//!
+//! The runtime is the plan of a whole-node, two-node job on the pool, so that every
+//! decision about the pod shape (RDMA resource, IPC_LOCK, /dev/shm, NCCL variables,
+//! scheduler, placement, the pool's defaults) is made by the same code as for a
+//! PyTorchJob. A job's TrainJob is then the difference between the pod its own plan
+//! wants and the runtime's, expressed in the fields the target release has: `trainer`
+//! (image, command, env, numNodes, numProcPerNode, resourcesPerNode) and
+//! `runtimePatches` (v2.2+) or `podTemplateOverrides` (v2.1). What a release cannot
+//! carry is found by computing the pod Trainer would really make
+//! ([`effective::effective_pod`]) and comparing it with the plan's: a value the job
+//! needs and would not get is an error (RDG136), a value the pod would get beyond
+//! the job's a warning (RDG137). Nothing is dropped without a word.
+
+pub mod effective;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::diagnostics::escape::printable;
+use crate::diagnostics::{Findings, Rule};
+use crate::model::job::RestartPolicy;
+use crate::model::{JobDocument, Loaded, PoolDocument};
+use crate::plan::decision::Decisions;
+use crate::plan::pod_parts::{TRAINER_CONTAINER, VOLCANO_QUEUE};
+use crate::plan::target::TrainerTarget;
+use crate::plan::{Decision, Plan, TrainJobPlan, resolve};
+use crate::yaml::tree::Seg;
+use effective::{NODE_JOB, effective_pod};
+
+/// trainer.kubeflow.org/v1alpha1 (T@v2.3.0 pkg/apis/trainer/v1alpha1/groupversion_info.go:30).
+pub const TRAINER_API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
+/// The label the SDK finds torch runtimes by (manifests/base/runtimes/torch_distributed.yaml:19-20).
+const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
+/// The Job-template label that marks the replicated job the trainer runs in
+/// (T@v2.3.0 pkg/constants/constants.go:36-41,64-66).
+pub const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
+/// runtimePatches are keyed by the manager that wrote them (domain-prefixed;
+/// trainjob_types.go:293-312).
+const PATCH_MANAGER: &str = "rdmagen.io/rdmagen";
+/// The image the canonical job is planned with; the runtime is written without one,
+/// since every TrainJob rdmagen writes sets `trainer.image`.
+const NO_IMAGE: &str = "runtime.rdmagen.invalid/none:0";
+
+/// A pool's runtime: everything the template lays out.
+#[derive(Debug, Serialize)]
+pub struct RuntimePlan {
+    /// The pool's name.
+    pub name: String,
+    /// The pool's namespace, for a namespaced TrainingRuntime.
+    pub namespace: Option<String>,
+    pub kind: &'static str,
+    pub labels: BTreeMap<String, String>,
+    /// Annotations of the JobSet template: Volcano's plugin reads the queue here
+    /// (T@v2.3.0 pkg/runtime/framework/plugins/volcano/volcano.go:180-184).
+    pub jobset_annotations: BTreeMap<String, String>,
+    /// `podGroupPolicy: {volcano: {}}`: the Volcano plugin makes one PodGroup per
+    /// TrainJob (gang scheduling).
+    pub volcano: bool,
+    pub ancestor_label: &'static str,
+    pub node_job: &'static str,
+    /// The `node` pod template, `{metadata, spec}`, without image and command.
+    pub pod: Value,
+    #[serde(skip)]
+    pub target: TrainerTarget,
+    #[serde(skip)]
+    pub decisions: Vec<Decision>,
+}
+
+/// The runtime of `pool` for `target`; None when planning it found errors (reported,
+/// with the pool's file and line where they come from the pool).
+pub fn runtime(
+    pool: &Loaded<PoolDocument>,
+    target: TrainerTarget,
+    findings: &mut Findings,
+) -> Option<RuntimePlan> {
+    let spec = &pool.value.spec;
+    let name = &pool.value.metadata.name;
+    let canonical = json!({
+        "apiVersion": "rdmagen/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "runtime", "namespace": pool.value.metadata.namespace},
+        "spec": {
+            "pool": name,
+            "image": NO_IMAGE,
+            "nodes": 2,
+            "gpusPerNode": spec.gpu.per_node,
+            "script": "train.py",
+        },
+    });
+    let value: JobDocument =
+        serde_json::from_value(canonical).expect("the canonical job of a runtime is a valid Job");
+    // Its findings point into the pool: only the pool's values can be wrong.
+    let job = Loaded {
+        value,
+        doc: pool.doc.clone(),
+    };
+    let mut own = Findings::default();
+    let plan = resolve(&job, pool, &mut own);
+    let mut failed = false;
+    for f in own.iter() {
+        let mut f = f.clone();
+        if f.rule.info().severity != crate::diagnostics::Severity::Error {
+            // A job on the pool reports its own warnings; the runtime's would repeat them.
+            continue;
+        }
+        failed = true;
+        f.message = format!("the runtime of pool `{name}`: {}", f.message);
+        findings.add(f);
+    }
+    if failed {
+        return None;
+    }
+    // The canonical job's command and image are not the runtime's.
+    let mut decisions = Decisions(
+        plan.decisions
+            .into_iter()
+            .filter(|d| d.topic != "command" && d.topic != "numNodes")
+            .collect(),
+    );
+    let mut pod = plan.pod.template;
+    if let Some(c) = node_container_mut(&mut pod) {
+        c.shift_remove("image");
+        c.shift_remove("command");
+    }
+    decisions.record(
+        "runtime pod",
+        format!("the pod of a 2-node job on `{name}` with {} GPUs per node", spec.gpu.per_node),
+        "the pool's pod shape (RDMA resource, IPC_LOCK, /dev/shm, NCCL variables, scheduler, placement, jobDefaults) is decided as for any job on it; image and command are each TrainJob's",
+    );
+    let volcano = spec
+        .scheduler
+        .as_ref()
+        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"))
+        && spec.target.gang_scheduling != Some(false);
+    if volcano {
+        decisions.record(
+            "podGroupPolicy",
+            "volcano",
+            "the pool schedules with Volcano: Trainer's Volcano plugin (v2.1+) makes one PodGroup per TrainJob with minMember = all its pods (volcano.go:160-178); only a runtime can carry it",
+        );
+    }
+    let mut jobset_annotations = BTreeMap::new();
+    if let Some(queue) = spec.scheduler.as_ref().and_then(|s| s.queue.clone()) {
+        decisions.record(
+            "queue",
+            &queue,
+            "the pool's queue, on the JobSet template (where Trainer's Volcano plugin reads it, volcano.go:180-184) and on the pods",
+        );
+        jobset_annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
+    }
+    let labels = BTreeMap::from([(FRAMEWORK_LABEL.to_owned(), "torch".to_owned())]);
+    Some(RuntimePlan {
+        name: name.clone(),
+        namespace: (!target.cluster_scoped)
+            .then(|| pool.value.metadata.namespace.clone())
+            .flatten(),
+        kind: target.runtime_kind(),
+        labels,
+        jobset_annotations,
+        volcano,
+        ancestor_label: ANCESTOR_LABEL,
+        node_job: NODE_JOB,
+        pod,
+        target,
+        decisions: decisions.0,
+    })
+}
+
+/// The TrainJob of `job` (planned as `plan`) on `runtime`. Findings about what the
+/// release cannot carry point at the job.
+pub fn train_job(
+    job: &Loaded<JobDocument>,
+    plan: &mut Plan,
+    runtime: &RuntimePlan,
+    findings: &mut Findings,
+) -> TrainJobPlan {
+    let target = runtime.target;
+    let release = target.release;
+    let spec_at = job.doc.locate(&[Seg::Key("spec")]);
+    let mut decisions = Decisions(std::mem::take(&mut plan.decisions));
+    let cannot = |findings: &mut Findings, field: &str, why: &str| {
+        findings.at(
+            Rule::TrainerCannotCarry,
+            format!("Trainer {release} has no place for the job's {field}: {why}"),
+            spec_at.clone(),
+        );
+    };
+    let want = &plan.pod.template;
+    let base = &runtime.pod;
+    let mine = container(want);
+    let theirs = container(base);
+
+    // trainer: what the torch plugin and the JobSet builder take from the TrainJob.
+    let mut trainer = Map::new();
+    for field in ["image", "command", "args"] {
+        if let Some(v) = mine.get(field) {
+            trainer.insert(field.to_owned(), v.clone());
+        }
+    }
+    let env = env_difference(&mine["env"], &theirs["env"]);
+    if !env.is_empty() {
+        decisions.record(
+            "trainer.env",
+            names(&env),
+            "the job's variables that the runtime lacks or sets otherwise; merged by name into the runtime's (builder.go:140-150). Env cannot go in a patch of the `node` container (jobset.go:203-205)",
+        );
+        trainer.insert("env".to_owned(), Value::Array(env));
+    }
+    trainer.insert("numNodes".to_owned(), json!(job.value.spec.nodes));
+    if let Some(n) = plan
+        .nproc_per_node
+        .as_deref()
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        trainer.insert("numProcPerNode".to_owned(), json!(n));
+        decisions.record(
+            "trainer.numProcPerNode",
+            n.to_string(),
+            "the GPUs per node, written rather than left to `auto`, so that PET_NPROC_PER_NODE does not depend on how torchrun counts devices",
+        );
+    }
+    if mine.get("resources") != theirs.get("resources") {
+        trainer.insert("resourcesPerNode".to_owned(), mine["resources"].clone());
+        decisions.record(
+            "trainer.resourcesPerNode",
+            "every resource of the job's pod",
+            if target.merges_resources() {
+                "they differ from the runtime's; v2.3 merges them into the runtime's key by key (#3602), and all of them are written so that the job reads the same on every release"
+            } else {
+                "they differ from the runtime's; before v2.3 resourcesPerNode replaces the runtime's whole block (trainingruntime.go:178-186), so the RDMA resource and the GPUs are repeated in it"
+            },
+        );
+    }
+
+    // The pod-level difference, as a patch of the `node` pod template.
+    let pod_patch = pod_difference(want, base, target);
+    let mut spec = Map::new();
+    spec.insert(
+        "runtimeRef".to_owned(),
+        json!({"name": runtime.name, "kind": runtime.kind}),
+    );
+    spec.insert("trainer".to_owned(), Value::Object(trainer));
+
+    // The JobSet-level queue: a job's own queue overrides the pool's.
+    let job_queue = plan
+        .run_policy
+        .scheduling_policy
+        .as_ref()
+        .and_then(|s| s.queue.clone());
+    let jobset_annotations: Option<Value> = job_queue
+        .filter(|q| runtime.jobset_annotations.get(VOLCANO_QUEUE) != Some(q))
+        .map(|q| json!({VOLCANO_QUEUE: q}));
+    if target.has_runtime_patches() {
+        let mut template = Map::new();
+        if let Some(a) = &jobset_annotations {
+            template.insert("metadata".to_owned(), json!({"annotations": a}));
+        }
+        if let Some(patch) = &pod_patch {
+            template.insert(
+                "spec".to_owned(),
+                json!({"replicatedJobs": [{"name": NODE_JOB, "template": {"spec": {"template": patch}}}]}),
+            );
+        }
+        if !template.is_empty() {
+            spec.insert(
+                "runtimePatches".to_owned(),
+                json!([{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {"template": template}}]),
+            );
+            decisions.record(
+                "runtimePatches",
+                PATCH_MANAGER,
+                "the job's pod values the runtime does not have, as one strategic-merge patch of the `node` pod template (v2.2+, trainingruntime.go:251-290)",
+            );
+        }
+    } else {
+        if let Some(a) = jobset_annotations {
+            spec.insert("annotations".to_owned(), a);
+        }
+        if let Some(patch) = pod_patch {
+            let mut o = Map::new();
+            o.insert("targetJobs".to_owned(), json!([{"name": NODE_JOB}]));
+            for field in ["metadata", "spec"] {
+                if let Some(v) = patch.get(field) {
+                    o.insert(field.to_owned(), v.clone());
+                }
+            }
+            spec.insert("podTemplateOverrides".to_owned(), json!([o]));
+            decisions.record(
+                "podTemplateOverrides",
+                "targetJobs [node]",
+                "the job's pod values the runtime does not have; v2.1 has no runtimePatches (#3309 came in v2.2)",
+            );
+        }
+    }
+
+    // The operator's runPolicy and replica fields: where Trainer has one.
+    let run_policy = &plan.run_policy;
+    if let Some(seconds) = run_policy.active_deadline_seconds {
+        if target.has_runtime_patches() {
+            spec.insert("activeDeadlineSeconds".to_owned(), json!(seconds));
+        } else {
+            cannot(
+                findings,
+                "runPolicy.activeDeadlineSeconds",
+                "TrainJob.spec.activeDeadlineSeconds came in v2.2 (#3258)",
+            );
+        }
+    }
+    let unsupported = [
+        (
+            "runPolicy.cleanPodPolicy",
+            run_policy.clean_pod_policy.is_some(),
+        ),
+        ("runPolicy.backoffLimit", run_policy.backoff_limit.is_some()),
+        (
+            "runPolicy.ttlSecondsAfterFinished",
+            run_policy.ttl_seconds_after_finished.is_some(),
+        ),
+        (
+            "runPolicy.schedulingPolicy.minAvailable",
+            run_policy
+                .scheduling_policy
+                .as_ref()
+                .is_some_and(|s| s.min_available.is_some()),
+        ),
+        (
+            "runPolicy.schedulingPolicy.priorityClass",
+            run_policy
+                .scheduling_policy
+                .as_ref()
+                .is_some_and(|s| s.priority_class.is_some()),
+        ),
+        (
+            "restartPolicy",
+            !matches!(job.value.spec.restart_policy, RestartPolicy::OnFailure),
+        ),
+    ];
+    for (field, set) in unsupported {
+        if set {
+            cannot(
+                findings,
+                field,
+                "a TrainJob has no such field (the runtime's JobSet decides it); set it in a runtime of your own",
+            );
+        }
+    }
+
+    let spec = Value::Object(spec);
+    let effective = effective_pod(base, &spec, target);
+    let mut inherited = Vec::new();
+    for difference in differences(want, &effective) {
+        match difference {
+            Difference::Lost { path, want } => findings.at(
+                Rule::TrainerCannotCarry,
+                format!(
+                    "Trainer {release} has no place for the job's `{path}` ({}): {}",
+                    shown(&want),
+                    hint(&path, target)
+                ),
+                spec_at.clone(),
+            ),
+            Difference::Inherited { path, .. } => inherited.push(path),
+        }
+    }
+    if !inherited.is_empty() {
+        findings.at(
+            Rule::TrainerInheritsFromRuntime,
+            format!(
+                "the job's pods also get from runtime `{}` what the job does not ask for: {}; a TrainJob on Trainer {release} cannot remove what its runtime sets",
+                runtime.name,
+                printable(&inherited.join(", "))
+            ),
+            spec_at.clone(),
+        );
+    }
+    plan.decisions = decisions.0;
+    TrainJobPlan {
+        labels: plan.labels.clone(),
+        annotations: plan.annotations.clone(),
+        spec,
+        effective_pod: effective,
+        runtime_pod: base.clone(),
+        target,
+    }
+}
+
+/// What the job's pod needs that `base` does not give, as a partial pod template in
+/// the fields the release's patch has (PodSpecPatch in v2.2+,
+/// trainjob_types.go:390-494; PodTemplateSpecOverride in v2.1). Container fields other
+/// than volumeMounts and securityContext go through `trainer`; everything else that
+/// differs is left for [`differences`] to report.
+fn pod_difference(want: &Value, base: &Value, target: TrainerTarget) -> Option<Value> {
+    let mut metadata = Map::new();
+    for field in ["labels", "annotations"] {
+        let added = map_difference(&want["metadata"][field], &base["metadata"][field]);
+        if !added.is_empty() {
+            metadata.insert(field.to_owned(), Value::Object(added));
+        }
+    }
+    let mut spec = Map::new();
+    let whole: &[&str] = if target.has_runtime_patches() {
+        &[
+            "serviceAccountName",
+            "tolerations",
+            "affinity",
+            "imagePullSecrets",
+            "schedulingGates",
+            "securityContext",
+        ]
+    } else {
+        &[
+            "serviceAccountName",
+            "tolerations",
+            "affinity",
+            "imagePullSecrets",
+            "schedulingGates",
+        ]
+    };
+    for field in whole {
+        if let Some(v) = want["spec"].get(*field)
+            && base["spec"].get(*field) != Some(v)
+        {
+            spec.insert((*field).to_owned(), v.clone());
+        }
+    }
+    let selector = map_difference(&want["spec"]["nodeSelector"], &base["spec"]["nodeSelector"]);
+    if !selector.is_empty() {
+        spec.insert("nodeSelector".to_owned(), Value::Object(selector));
+    }
+    let volumes = keyed_difference(&want["spec"]["volumes"], &base["spec"]["volumes"], "name");
+    if !volumes.is_empty() {
+        spec.insert("volumes".to_owned(), Value::Array(volumes));
+    }
+    let (mine, theirs) = (container(want), container(base));
+    let mut patch = Map::new();
+    patch.insert("name".to_owned(), json!(TRAINER_CONTAINER));
+    let mounts = keyed_difference(&mine["volumeMounts"], &theirs["volumeMounts"], "mountPath");
+    if !mounts.is_empty() {
+        patch.insert("volumeMounts".to_owned(), Value::Array(mounts));
+    }
+    if target.has_runtime_patches()
+        && let Some(sc) = mine.get("securityContext")
+        && theirs.get("securityContext") != Some(sc)
+    {
+        patch.insert("securityContext".to_owned(), sc.clone());
+    }
+    if patch.len() > 1 {
+        spec.insert("containers".to_owned(), json!([patch]));
+    }
+    let mut out = Map::new();
+    if !metadata.is_empty() {
+        out.insert("metadata".to_owned(), Value::Object(metadata));
+    }
+    if !spec.is_empty() {
+        out.insert("spec".to_owned(), Value::Object(spec));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// Entries of map `want` that `base` lacks or holds otherwise.
+fn map_difference(want: &Value, base: &Value) -> Map<String, Value> {
+    let Some(want) = want.as_object() else {
+        return Map::new();
+    };
+    want.iter()
+        .filter(|(k, v)| base.get(k.as_str()) != Some(v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Items of list `want` that `base` lacks or holds otherwise, matched on `key`.
+fn keyed_difference(want: &Value, base: &Value, key: &str) -> Vec<Value> {
+    let Some(want) = want.as_array() else {
+        return Vec::new();
+    };
+    let base = base.as_array().map(Vec::as_slice).unwrap_or_default();
+    want.iter()
+        .filter(|item| {
+            !base
+                .iter()
+                .any(|b| b.get(key) == item.get(key) && b == *item)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Env entries of the job's container that the runtime's lacks or sets otherwise.
+fn env_difference(want: &Value, base: &Value) -> Vec<Value> {
+    keyed_difference(want, base, "name")
+}
+
+fn names(env: &[Value]) -> String {
+    env.iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn container(pod: &Value) -> &Value {
+    pod["spec"]["containers"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == TRAINER_CONTAINER))
+        .unwrap_or(&Value::Null)
+}
+
+fn node_container_mut(pod: &mut Value) -> Option<&mut Map<String, Value>> {
+    pod.pointer_mut("/spec/containers")?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|c| c["name"] == TRAINER_CONTAINER)?
+        .as_object_mut()
+}
+
+/// Where the pod Trainer makes differs from the pod the job's plan wants.
+#[derive(Debug, PartialEq)]
+pub enum Difference {
+    /// The job wants `want` at `path`; the pod gets something else or nothing.
+    Lost { path: String, want: Value },
+    /// The pod gets `got` at `path`, which the job did not ask for.
+    Inherited { path: String, got: Value },
+}
+
+/// Every difference between `want` and `got`, pod templates both: objects key by key,
+/// lists of named items (containers, env, volumes) by name and mounts by mount path,
+/// other values whole.
+pub fn differences(want: &Value, got: &Value) -> Vec<Difference> {
+    let mut out = Vec::new();
+    walk(want, got, String::new(), &mut out);
+    out
+}
+
+fn walk(want: &Value, got: &Value, path: String, out: &mut Vec<Difference>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            for (k, v) in w {
+                match g.get(k) {
+                    Some(gv) => walk(v, gv, join(k), out),
+                    None => out.push(Difference::Lost {
+                        path: join(k),
+                        want: v.clone(),
+                    }),
+                }
+            }
+            for (k, v) in g {
+                if !w.contains_key(k) {
+                    out.push(Difference::Inherited {
+                        path: join(k),
+                        got: v.clone(),
+                    });
+                }
+            }
+        }
+        (Value::Array(w), Value::Array(g)) if keyed(w).is_some() && keyed(w) == keyed(g) => {
+            let key = keyed(w).unwrap_or("name");
+            let id = |item: &Value| item[key].as_str().unwrap_or_default().to_owned();
+            for item in w {
+                let at = format!("{path}[{}]", id(item));
+                match g.iter().find(|o| o[key] == item[key]) {
+                    Some(other) => walk(item, other, at, out),
+                    None => out.push(Difference::Lost {
+                        path: at,
+                        want: item.clone(),
+                    }),
+                }
+            }
+            for item in g {
+                if !w.iter().any(|o| o[key] == item[key]) {
+                    out.push(Difference::Inherited {
+                        path: format!("{path}[{}]", id(item)),
+                        got: item.clone(),
+                    });
+                }
+            }
+        }
+        (w, g) if w != g => out.push(Difference::Lost {
+            path,
+            want: w.clone(),
+        }),
+        _ => {}
+    }
+}
+
+/// The key a list's items are matched on, when every item has it.
+fn keyed(items: &[Value]) -> Option<&'static str> {
+    ["name", "mountPath"]
+        .into_iter()
+        .find(|key| !items.is_empty() && items.iter().all(|i| i[*key].is_string()))
+}
+
+/// A value as the message shows it: compact JSON, escaped, at most 80 characters.
+fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    let text: String = if text.chars().count() > 80 {
+        text.chars().take(77).chain("...".chars()).collect()
+    } else {
+        text
+    };
+    printable(&text).into_owned()
+}
+
+/// What to do about a value the release cannot carry.
+fn hint(path: &str, target: TrainerTarget) -> String {
+    let runtime_only = [
+        "spec.schedulerName",
+        "spec.priorityClassName",
+        "spec.hostNetwork",
+        "spec.dnsPolicy",
+        "spec.initContainers",
+        "spec.runtimeClassName",
+    ];
+    if path.contains(".securityContext") && !target.has_runtime_patches() {
+        return "a container's securityContext (IPC_LOCK among it) can be patched from v2.2 (#3066); on v2.1 only the runtime can carry it, so set it in the pool".to_owned();
+    }
+    if runtime_only.iter().any(|p| path.starts_with(p)) {
+        return "only a runtime can carry it (a TrainJob cannot add a container or set it); set it in the pool, whose runtime every job shares".to_owned();
+    }
+    "the TrainJob's fields cannot carry this difference from the pool's runtime; set it in the pool, or target a release that can".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_match_named_items_and_tell_lost_from_inherited() {
+        let want = json!({"spec": {"containers": [{"name": "node",
+            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}});
+        let got = json!({"spec": {"containers": [{"name": "node",
+            "env": [{"name": "B", "value": "3"}, {"name": "C", "value": "4"}]}],
+            "schedulerName": "volcano"}});
+        let found = differences(&want, &got);
+        assert_eq!(
+            found,
+            vec![
+                Difference::Lost {
+                    path: "spec.containers[node].env[A]".to_owned(),
+                    want: json!({"name": "A", "value": "1"})
+                },
+                Difference::Lost {
+                    path: "spec.containers[node].env[B].value".to_owned(),
+                    want: json!("2")
+                },
+                Difference::Inherited {
+                    path: "spec.containers[node].env[C]".to_owned(),
+                    got: json!({"name": "C", "value": "4"})
+                },
+                Difference::Inherited {
+                    path: "spec.schedulerName".to_owned(),
+                    got: json!("volcano")
+                },
+            ]
+        );
+        assert!(differences(&want, &want).is_empty());
+    }
+}

@@ -1,0 +1,81 @@
+//! Rendered Kubeflow Trainer v2 objects read back against their plan: the runtime's
+//! `node` pod template must be the one planned, and the pod Trainer would make of that
+//! runtime and a rendered TrainJob (`plan::trainer::effective`) must be the pod the
+//! job's plan holds. A template or quoting mistake that changes an image, a command, an
+//! env value, a resource or a patch is caught here, whatever the template looks like.
+
+use serde_json::Value;
+
+use crate::diagnostics::{Finding, Rule};
+use crate::plan::TrainJobPlan;
+use crate::plan::trainer::effective::{NODE_JOB, effective_pod};
+use crate::plan::trainer::{RuntimePlan, differences};
+
+/// Where a runtime keeps the `node` pod template, as a JSON pointer, if it has one.
+pub fn node_pod_pointer(doc: &Value) -> Option<String> {
+    let jobs = doc
+        .pointer("/spec/template/spec/replicatedJobs")?
+        .as_array()?;
+    let i = jobs.iter().position(|j| j["name"] == NODE_JOB)?;
+    Some(format!(
+        "/spec/template/spec/replicatedJobs/{i}/template/spec/template"
+    ))
+}
+
+/// The rendered runtime `doc` against its plan.
+pub fn runtime_fidelity(doc: &Value, plan: &RuntimePlan) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (field, want) in [
+        ("/kind", Value::from(plan.kind)),
+        ("/metadata/name", Value::from(plan.name.as_str())),
+    ] {
+        if doc.pointer(field) != Some(&want) {
+            out.push(mismatch(field, &want));
+        }
+    }
+    match node_pod_pointer(doc).and_then(|p| doc.pointer(&p)) {
+        Some(pod) => out.extend(pod_mismatches(&plan.pod, pod, "the runtime's node pod")),
+        None => out.push(Finding::new(
+            Rule::RenderedFidelity,
+            "the runtime has no replicated job `node`",
+            None,
+        )),
+    }
+    out
+}
+
+/// The rendered TrainJob `doc` of job `name` against its plan.
+pub fn train_job_fidelity(doc: &Value, name: &str, plan: &TrainJobPlan) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if doc.pointer("/metadata/name") != Some(&Value::from(name)) {
+        out.push(mismatch("/metadata/name", &Value::from(name)));
+    }
+    let made = effective_pod(&plan.runtime_pod, &doc["spec"], plan.target);
+    out.extend(pod_mismatches(
+        &plan.effective_pod,
+        &made,
+        "the pod Trainer makes of the runtime and this TrainJob",
+    ));
+    out
+}
+
+fn pod_mismatches(want: &Value, got: &Value, what: &str) -> Vec<Finding> {
+    differences(want, got)
+        .into_iter()
+        .map(|d| {
+            Finding::new(
+                Rule::RenderedFidelity,
+                format!("{what} differs from the plan: {d:?}"),
+                None,
+            )
+        })
+        .collect()
+}
+
+fn mismatch(pointer: &str, want: &Value) -> Finding {
+    Finding::at_pointer(
+        Rule::RenderedFidelity,
+        format!("{pointer} is not the plan's {want}"),
+        pointer.to_owned(),
+    )
+}
