@@ -7,7 +7,7 @@
 pub mod lint;
 pub mod manifest;
 pub mod storage;
-pub mod trainer;
+pub mod trainer_fidelity;
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
@@ -100,12 +100,12 @@ impl Verifier {
             Err(problem) => return vec![problem],
         };
         let mut problems = Vec::new();
-        if let Some(at) = trainer::node_pod_pointer(&doc)
+        if let Some(at) = trainer_fidelity::node_pod_pointer(&doc)
             && let Some(pod) = doc.pointer(&at)
         {
             problems.extend(self.pod_template.get().problems(pod, &at));
         }
-        problems.extend(trainer::runtime_fidelity(&doc, runtime));
+        problems.extend(trainer_fidelity::runtime_fidelity(&doc, runtime));
         problems
     }
 
@@ -128,7 +128,9 @@ impl Verifier {
             .pod_template
             .get()
             .problems(&made, "(the pod it makes)");
-        problems.extend(trainer::train_job_fidelity(&doc, &plan.name, train_job));
+        problems.extend(trainer_fidelity::train_job_fidelity(
+            &doc, &plan.name, train_job,
+        ));
         problems
     }
 

@@ -157,7 +157,10 @@ fn deny_warnings_turns_warnings_into_failure() {
 fn validate_checks_everything_and_writes_nothing() {
     let out = rdmagen(&["validate", "examples"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("26 job(s) and 2 runtime(s) checked: 0 errors, 1 warning, 3 infos"));
+    assert!(
+        text(&out.stderr)
+            .contains("26 job(s) and 2 runtime(s) checked: 0 errors, 1 warning, 3 infos")
+    );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(json(&bad)["findings"][0]["rule"], "RDG020");

@@ -1,0 +1,202 @@
+//! Kubeflow Trainer v2 output: what is written where, what its real consumers read,
+//! and that a TrainJob gives its pods what the same job gets as a PyTorchJob.
+
+use rdmagen::model::target::Version;
+use rdmagen::plan::TrainerTarget;
+use rdmagen::plan::trainer::effective::effective_pod;
+use rdmagen::verify::parse;
+use serde_json::Value;
+
+use crate::support::{rdmagen, root, text, tree};
+
+/// The Trainer examples and the release each targets.
+const EXAMPLES: [(&str, u32); 2] = [("trainer-v2-roce", 3), ("trainer-v2.1-ib", 1)];
+
+fn one(path: &str) -> Value {
+    let body = std::fs::read_to_string(root().join(path)).unwrap();
+    let mut docs = parse(&body).unwrap();
+    assert_eq!(docs.len(), 1, "{path}");
+    docs.remove(0)
+}
+
+/// The `node` pod template of a runtime.
+fn runtime_pod(runtime: &Value) -> Value {
+    runtime["spec"]["template"]["spec"]["replicatedJobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "node")
+        .expect("a replicated job `node`")["template"]["spec"]["template"]
+        .clone()
+}
+
+#[test]
+fn the_stream_starts_with_the_runtime_and_o_writes_runtimes_and_trainjobs() {
+    let out = rdmagen(&["render", "examples/trainer-v2-roce"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = parse(&text(&out.stdout)).unwrap();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["TrainingRuntime", "TrainJob", "TrainJob"]);
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("out");
+    let out = rdmagen(&[
+        "render",
+        "examples/trainer-v2-roce",
+        "-o",
+        to.to_str().unwrap(),
+        "--write",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("2 job(s) and 1 runtime(s) rendered"),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut files: Vec<String> = tree(&to).into_iter().map(|(path, _)| path).collect();
+    files.retain(|f| !f.starts_with('.'));
+    assert_eq!(
+        files,
+        [
+            "bert-finetune/trainjob.yaml",
+            "llama-pretrain/trainjob.yaml",
+            "runtimes/h100-trainer.yaml"
+        ]
+    );
+}
+
+/// A platform team renders its pools alone: each Trainer pool named as an input
+/// becomes its runtime, with no job at all; a pool only given with --pools does not.
+#[test]
+fn a_pool_alone_renders_its_runtime() {
+    let out = rdmagen(&["render", "examples/trainer-v2.1-ib/pool.yaml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = parse(&text(&out.stdout)).unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0]["kind"], "ClusterTrainingRuntime");
+    assert!(docs[0]["metadata"].get("namespace").is_none());
+    let out = rdmagen(&[
+        "render",
+        "examples/seed-swin-roce",
+        "--pools",
+        "examples/trainer-v2.1-ib/pool.yaml",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = parse(&text(&out.stdout)).unwrap();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["PyTorchJob"]);
+}
+
+/// The same job on the same pool gets the same pod from Trainer (runtime + TrainJob,
+/// as Trainer's controller merges them) as from the training operator (the
+/// PyTorchJob's pod template): only the container's name differs, `node` for
+/// Trainer's torch plugin and `pytorch` for the operator.
+#[test]
+fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
+    let mut compared = 0;
+    for (example, minor) in EXAMPLES {
+        let target = TrainerTarget {
+            release: Version::new(2, minor),
+            cluster_scoped: false,
+        };
+        let golden = root().join("golden").join(example);
+        let runtime = tree(&golden.join("runtimes"))
+            .into_iter()
+            .next()
+            .map(|(path, _)| one(&format!("golden/{example}/runtimes/{path}")))
+            .expect("a runtime");
+        let base = runtime_pod(&runtime);
+        // The example again, its pool turned to the PyTorchJob API of operator 1.9.
+        let dir = tempfile::tempdir().unwrap();
+        for (path, bytes) in tree(&root().join("examples").join(example)) {
+            let body = String::from_utf8(bytes).unwrap();
+            let body = body
+                .replace("api: trainer.kubeflow.org/v1alpha1", "api: kubeflow.org/v1")
+                .replace("trainer: \"2.3\"", "operator: \"1.9\"")
+                .replace("trainer: \"2.1\"", "operator: \"1.9\"")
+                .replace("clusterScoped: true", "gangScheduling: true");
+            std::fs::write(dir.path().join(path), body).unwrap();
+        }
+        let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+        assert!(out.status.success(), "{example}: {}", text(&out.stderr));
+        for job in parse(&text(&out.stdout)).unwrap() {
+            assert_eq!(job["kind"], "PyTorchJob");
+            let name = job["metadata"]["name"].as_str().unwrap();
+            let train_job = one(&format!("golden/{example}/{name}/trainjob.yaml"));
+            let mut made = effective_pod(&base, &train_job["spec"], target);
+            made["spec"]["containers"][0]["name"] = "pytorch".into();
+            let mut want = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"].clone();
+            // Trainer appends a TrainJob's new variables after the runtime's
+            // (UpsertEnvVars); rdmagen sorts a PyTorchJob's. Same variables, same values.
+            for pod in [&mut made, &mut want] {
+                if let Some(env) = pod["spec"]["containers"][0]["env"].as_array_mut() {
+                    env.sort_by_key(|e| e["name"].as_str().unwrap_or_default().to_owned());
+                }
+            }
+            assert_eq!(made, want, "{example}/{name}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 3);
+}
+
+/// The Kubeflow Python SDK's models of each release (`kubeflow-trainer-api`, which
+/// the `kubeflow` SDK's TrainerClient deserializes into; .ci/run installs 2.3.0 and
+/// 2.1.0) read every golden object of their release and write it back unchanged. The
+/// upstream default runtime of each release passes the same check, and the other
+/// release's objects fail it: the check tells the two APIs apart.
+#[test]
+fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
+    let sdks = [
+        (3, "RDMAGEN_TRAINER_SDK_2_3", "trainer-v2-roce", "v2.3.0"),
+        (1, "RDMAGEN_TRAINER_SDK_2_1", "trainer-v2.1-ib", "v2.1.0"),
+    ];
+    for (minor, var, example, tag) in sdks {
+        let Some(sdk) = std::env::var_os(var) else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "kubeflow-trainer-api must be installed in CI ({var})"
+            );
+            eprintln!("skipped: set {var} to a kubeflow-trainer-api 2.{minor}.0 install");
+            continue;
+        };
+        let mut files: Vec<String> = tree(&root().join("golden").join(example))
+            .into_iter()
+            .filter(|(path, _)| path.ends_with(".yaml"))
+            .map(|(path, _)| format!("golden/{example}/{path}"))
+            .collect();
+        assert_eq!(files.len(), if minor == 3 { 3 } else { 2 });
+        files.push(format!(
+            "tests/upstream/trainer-v2/torch_distributed.{tag}.yaml"
+        ));
+        // The other release's golden TrainJob.
+        let other = if minor == 3 {
+            "golden/trainer-v2.1-ib/resnet-ib/trainjob.yaml"
+        } else {
+            "golden/trainer-v2-roce/llama-pretrain/trainjob.yaml"
+        };
+        files.push(other.to_owned());
+        let out = std::process::Command::new("python3")
+            .arg("tests/sdk/read_trainer.py")
+            .args(&files)
+            .current_dir(root())
+            .env("PYTHONPATH", sdk)
+            .output()
+            .expect("python3 runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), files.len(), "{stdout}");
+        for (file, line) in files.iter().zip(&lines) {
+            if file == other {
+                let dropped = if minor == 3 {
+                    "$.spec.podTemplateOverrides was dropped"
+                } else {
+                    "$.spec.runtimePatches was dropped"
+                };
+                assert!(line.contains(dropped), "{stdout}");
+            } else {
+                assert_eq!(*line, format!("ok {file}"), "{stdout}");
+            }
+        }
+    }
+}
