@@ -419,7 +419,6 @@ const REFUSALS: &[Rule] = &[
     Rule::NothingDetected,
     Rule::TrainerReleaseUnsupported,
     Rule::TrainerCannotCarry,
-    Rule::RuntimeNamespace,
 ];
 
 impl RuleInfo {

@@ -614,6 +614,7 @@ fn shown(value: &Value) -> String {
 /// What to do about a value the release cannot carry.
 fn hint(path: &str, target: TrainerTarget) -> String {
     let runtime_only = [
+        "spec.containers[",
         "spec.schedulerName",
         "spec.priorityClassName",
         "spec.hostNetwork",
@@ -621,6 +622,9 @@ fn hint(path: &str, target: TrainerTarget) -> String {
         "spec.initContainers",
         "spec.runtimeClassName",
     ];
+    if path.starts_with("spec.containers[node].") && !path.contains(".securityContext") {
+        return "a TrainJob sets the trainer container's image, command, args, env and resources, and patches its volumeMounts and securityContext, nothing else (imagePullPolicy, workingDir and envFrom among what it cannot); set it in the pool, whose runtime every job shares".to_owned();
+    }
     if path.contains(".securityContext") && !target.has_runtime_patches() {
         return "a container's securityContext (IPC_LOCK among it) can be patched from v2.2 (#3066); on v2.1 only the runtime can carry it, so set it in the pool".to_owned();
     }
