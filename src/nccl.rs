@@ -19,6 +19,9 @@ pub struct EnvFacts<'a> {
     pub profile: Option<&'static Profile>,
     /// The management NIC, never a data NIC (seed 001: usually mlx5_0).
     pub management_nic: Option<&'a str>,
+    /// The pod is a Kubeflow Trainer v2 pod, whose torch plugin sets only
+    /// [`TRAINER_RESERVED`], and refuses a TrainJob that sets one.
+    pub trainer: bool,
 }
 
 /// Variables the training operator appends to every container (envvar.go).
@@ -45,6 +48,17 @@ pub const DEBUG_ONLY: &[&str] = &[
     "NCCL_BUFFSIZE",
     "NCCL_NTHREADS",
     "NCCL_NVLS_ENABLE",
+];
+
+/// What Kubeflow Trainer's torch plugin sets in the `node` container, and refuses in a
+/// TrainJob's env ("must not have reserved envs", T@v2.3.0
+/// pkg/runtime/framework/plugins/torch/torch.go:66-77, pkg/constants/constants.go:299-300).
+const TRAINER_RESERVED: &[&str] = &[
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
 ];
 
 pub fn is_operator_managed(name: &str) -> bool {
@@ -92,7 +106,16 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
             ),
         ));
     }
-    if is_operator_managed(name) {
+    if facts.trainer {
+        if TRAINER_RESERVED.contains(&name) {
+            out.push(problem(
+                Rule::OperatorManagedEnv,
+                format!(
+                    "{name} is set by Kubeflow Trainer's torch plugin for every pod, and a TrainJob that sets it is refused; remove it"
+                ),
+            ));
+        }
+    } else if is_operator_managed(name) {
         out.push(problem(
             Rule::OperatorManagedEnv,
             format!("{name} is set by the training operator for every pod; remove it"),

@@ -46,8 +46,12 @@ pub(super) fn runtimes(
         let name = pool.value.metadata.name.clone();
         let findings = &mut total.findings;
         let from = findings.len();
-        // The pool's name becomes an object name and a file name.
-        if let Some(problem) = crate::kubernetes::job_name::problem(&name, &[]) {
+        // The pool's name becomes an object name and a file name: a DNS label, at
+        // most 63 characters.
+        let problem = crate::kubernetes::job_name::problem(&name, &[]).or_else(|| {
+            (name.len() > 63).then(|| format!("`{name}` is {} characters; at most 63", name.len()))
+        });
+        if let Some(problem) = problem {
             findings.at(
                 Rule::InvalidJobName,
                 format!(

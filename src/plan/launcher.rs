@@ -115,19 +115,28 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         Launcher::Legacy if ctx.target.trainer().is_some() => {
             ctx.report(
                 Rule::LegacyLauncher,
-                "torch.distributed.launch is deprecated; on Kubeflow Trainer it reads its options from PET_* as torchrun does",
+                "torch.distributed.launch is deprecated; on Kubeflow Trainer its flags come from the torch plugin's PET_* variables",
                 &[Seg::Key("spec"), Seg::Key("launcher")],
             );
+            // Explicit flags: launch.py before torch 1.9 does not read PET_* itself.
+            let flags = [
+                format!("--nproc_per_node={gpus}"),
+                "--nnodes=$(PET_NNODES)".to_owned(),
+                "--node_rank=$(PET_NODE_RANK)".to_owned(),
+                "--master_addr=$(PET_MASTER_ADDR)".to_owned(),
+                "--master_port=$(PET_MASTER_PORT)".to_owned(),
+            ];
             (
                 ["python", "-m", "torch.distributed.launch"]
                     .map(str::to_owned)
                     .into_iter()
+                    .chain(flags)
                     .chain([script])
                     .chain(args)
                     .collect(),
                 Some(gpus.clone()),
                 format!(
-                    "the seed's torch.distributed.launch form; Trainer sets only PET_* (no WORLD_SIZE or RANK), which torch.distributed.launch reads like torchrun (it shares torchrun's argument parser); numProcPerNode = {gpus}{exec_note}"
+                    "the seed's torch.distributed.launch form; Trainer sets only PET_* (no WORLD_SIZE or RANK), so the flags name them, and Kubernetes expands $(VAR) from the container's env, where the torch plugin puts them; numProcPerNode = {gpus}{exec_note}"
                 ),
             )
         }

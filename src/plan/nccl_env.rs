@@ -121,6 +121,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         fabric: Some(fabric),
         profile: Some(ctx.profile),
         management_nic: Some(net.management_device()),
+        trainer: ctx.target.trainer().is_some(),
     };
     let mut env: BTreeMap<String, EnvValue> = env
         .into_iter()

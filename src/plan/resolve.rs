@@ -357,6 +357,28 @@ fn check_target(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
                 at("operator"),
             );
         }
+        if let Some(v) = target.trainer.filter(|v| *v > LATEST_TRAINER) {
+            findings.at(
+                Rule::TargetFieldIgnored,
+                format!(
+                    "target.trainer is {v}, newer than the latest Kubeflow Trainer release rdmagen knows; the output is written for {LATEST_TRAINER}'s API, which {v} may have changed"
+                ),
+                at("trainer"),
+            );
+        }
+        let volcano = pool
+            .value
+            .spec
+            .scheduler
+            .as_ref()
+            .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
+        if target.gang_scheduling == Some(true) && !volcano {
+            findings.at(
+                Rule::TargetFieldIgnored,
+                "target.gangScheduling: true needs `scheduler: {name: volcano}`: on Kubeflow Trainer the runtime's podGroupPolicy.volcano gang-schedules, and this pool names no Volcano scheduler",
+                at("gangScheduling"),
+            );
+        }
         if let Some(v) = target.trainer.filter(|v| *v < OLDEST_TRAINER) {
             findings.at(
                 Rule::TrainerReleaseUnsupported,

@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::{Findings, Rule};
 use crate::model::job::RestartPolicy;
+use crate::model::target::Version;
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::plan::pod_parts::{TRAINER_CONTAINER, VOLCANO_QUEUE};
@@ -185,10 +186,13 @@ pub fn train_job(
     let spec_at = job.doc.locate(&[Seg::Key("spec")]);
     let mut decisions = Decisions(std::mem::take(&mut plan.decisions));
     let cannot = |findings: &mut Findings, field: &str, why: &str| {
+        let path: Vec<Seg<'_>> = std::iter::once(Seg::Key("spec"))
+            .chain(field.split('.').map(Seg::Key))
+            .collect();
         findings.at(
             Rule::TrainerCannotCarry,
             format!("Trainer {release} has no place for the job's {field}: {why}"),
-            spec_at.clone(),
+            job.doc.locate(&path),
         );
     };
     let want = &plan.pod.template;
@@ -359,11 +363,11 @@ pub fn train_job(
             Difference::Lost { path, want } => findings.at(
                 Rule::TrainerCannotCarry,
                 format!(
-                    "Trainer {release} has no place for the job's `{path}` ({}): {}",
+                    "Trainer {release} has no place for the job's pod value `{path}` ({}): {}",
                     shown(&want),
                     hint(&path, target)
                 ),
-                spec_at.clone(),
+                input_at(job, &path),
             ),
             Difference::Inherited { path, .. } => inherited.push(path),
         }
@@ -404,7 +408,18 @@ fn pod_difference(want: &Value, base: &Value, target: TrainerTarget) -> Option<V
         }
     }
     let mut spec = Map::new();
-    let whole: &[&str] = if target.has_runtime_patches() {
+    let whole: &[&str] = if target.release >= Version::new(2, 3) {
+        // terminationGracePeriodSeconds came in v2.3 (#3324).
+        &[
+            "serviceAccountName",
+            "tolerations",
+            "affinity",
+            "imagePullSecrets",
+            "schedulingGates",
+            "securityContext",
+            "terminationGracePeriodSeconds",
+        ]
+    } else if target.has_runtime_patches() {
         &[
             "serviceAccountName",
             "tolerations",
@@ -609,6 +624,38 @@ fn shown(value: &Value) -> String {
         text
     };
     printable(&text).into_owned()
+}
+
+/// Where the job writes what ends up at `path` of its pod: the job field it comes
+/// from when the job sets it, else the job's podTemplate, else its `spec` (the value
+/// came from the pool or from rdmagen's decisions).
+fn input_at(job: &Loaded<JobDocument>, path: &str) -> crate::diagnostics::Location {
+    let field = path
+        .strip_prefix("spec.containers[node].")
+        .or_else(|| path.strip_prefix("spec."))
+        .or_else(|| path.strip_prefix("metadata."))
+        .unwrap_or(path);
+    let key = field.split(['.', '[']).next().unwrap_or(field);
+    let input = match key {
+        "volumeMounts" => "volumes",
+        "dnsPolicy" => "hostNetwork",
+        "initContainers" if job.value.spec.init_containers.is_empty() => "sidecars",
+        "labels" | "annotations" => {
+            return job.doc.locate(&[Seg::Key("metadata"), Seg::Key(key)]);
+        }
+        other => other,
+    };
+    let spec = job.doc.locate(&[Seg::Key("spec")]);
+    for candidate in [
+        vec![Seg::Key("spec"), Seg::Key(input)],
+        vec![Seg::Key("spec"), Seg::Key("podTemplate")],
+    ] {
+        let at = job.doc.locate(&candidate);
+        if at != spec {
+            return at;
+        }
+    }
+    spec
 }
 
 /// What to do about a value the release cannot carry.
