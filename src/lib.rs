@@ -9,7 +9,7 @@
 //! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
 //! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`] →
 //! [`yaml`], [`kubernetes`], [`packages`] → [`model`], [`render`] → [`platform`] →
-//! [`nccl`] → [`dockerfile`], [`detect`] → [`plan`] → [`verify`] → [`pipeline`] →
+//! [`nccl`] → [`dockerfile`], [`detect`], [`smoke`] → [`plan`] → [`verify`] → [`pipeline`] →
 //! [`emit`] → [`golden`] → [`output`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
@@ -30,6 +30,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod platform;
 pub mod render;
+pub mod smoke;
 pub mod verify;
 pub mod yaml;
 

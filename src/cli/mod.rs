@@ -16,6 +16,7 @@ mod render;
 mod rule_args;
 mod rules;
 mod schema;
+mod smoke_test;
 mod std_stream;
 mod validate;
 
@@ -74,6 +75,10 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Load, resolve, render and verify Jobs without writing anything; print every finding.
     Validate(validate::ValidateArgs),
+    /// Render a job that tests the network of a pool (an NCCL all-reduce sweep or
+    /// ib_write_bw) with the pod shape of a real job on it, plus the ConfigMap holding
+    /// its script.
+    SmokeTest(smoke_test::SmokeTestArgs),
     /// Check existing PyTorchJob manifests against every rule a manifest alone can show.
     Lint(lint::LintArgs),
     /// Compare two manifest files or directories, line by line and structurally.
@@ -213,6 +218,11 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
                 args.pools = pools.value.clone();
             }
         }
+        Command::SmokeTest(args) => {
+            if let Some(pools) = pools {
+                args.pools = pools.value.clone();
+            }
+        }
         Command::Config(args) => args.config = Some(config.clone()),
         _ => {}
     }
@@ -295,7 +305,10 @@ impl Command {
     fn report(&self) -> Option<exit::Report> {
         let on_stderr = matches!(
             self,
-            Command::Render(_) | Command::Detect(_) | Command::Dockerfile(_)
+            Command::Render(_)
+                | Command::SmokeTest(_)
+                | Command::Detect(_)
+                | Command::Dockerfile(_)
         );
         self.format()
             .map(|format| exit::Report { format, on_stderr })
@@ -306,6 +319,7 @@ impl Command {
         match self {
             Command::Render(a) => Some(a.print.format),
             Command::Validate(a) => Some(a.print.format),
+            Command::SmokeTest(a) => Some(a.print.format),
             Command::Lint(a) => Some(a.print.format),
             Command::Diff(a) => Some(a.print.format),
             Command::Detect(a) => Some(a.print.format),
@@ -319,6 +333,7 @@ impl Command {
         match self {
             Command::Render(a) => Some(&mut a.print),
             Command::Validate(a) => Some(&mut a.print),
+            Command::SmokeTest(a) => Some(&mut a.print),
             Command::Lint(a) => Some(&mut a.print),
             Command::Diff(a) => Some(&mut a.print),
             Command::Detect(a) => Some(&mut a.print),
@@ -333,6 +348,7 @@ impl Command {
         match self {
             Command::Render(a) => Some(&mut a.rules),
             Command::Validate(a) => Some(&mut a.rules),
+            Command::SmokeTest(a) => Some(&mut a.rules),
             Command::Lint(a) => Some(&mut a.rules),
             Command::Detect(a) => Some(&mut a.rules),
             Command::Dockerfile(a) => Some(&mut a.rules),
@@ -348,6 +364,7 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
     match &cli.command {
         Command::Render(args) => render::run(args, streams),
         Command::Validate(args) => validate::run(args, streams),
+        Command::SmokeTest(args) => smoke_test::run(args, streams),
         Command::Lint(args) => lint::run(args, streams),
         Command::Diff(args) => diff::run(args, streams),
         Command::Detect(args) => detect::run(args, streams),

@@ -103,6 +103,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
+        documents: Vec::new(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
         exclude,
@@ -134,7 +135,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let mode = args.mode();
     match mode {
         Mode::Write => {
-            let writer = waiting(args, io.err, |w| OutputWriter::open(dir, w))?;
+            let writer = waiting(args.no_wait, io.err, |w| OutputWriter::open(dir, w))?;
             let outcome = pipeline::run_with(&request, &writer, args.explain)?;
             finish_findings(args, &outcome, io, mode)?;
             let written = writer.commit(false)?;
@@ -168,7 +169,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 .map_err(stderr)?;
             }
             // Held until the comparison ends: no writer swaps the tree meanwhile.
-            let held = waiting(args, io.err, |w| {
+            let held = waiting(args.no_wait, io.err, |w| {
                 OutputDir::open(dir, Access::Shared, false, w)
             })?;
             let old = match &held {
@@ -185,7 +186,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             present::comparison(io, &cmp, &labels, &args.print, args.semantic)
         }
         Mode::Bless => {
-            let blessing = waiting(args, io.err, |w| Blessing::new(dir, w))?;
+            let blessing = waiting(args.no_wait, io.err, |w| Blessing::new(dir, w))?;
             let outcome = pipeline::run_with(&request, &blessing, args.explain)?;
             finish_findings(args, &outcome, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
@@ -197,7 +198,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
 /// kubectl's `-o` names an output format: someone who writes `render -o yaml` wants
 /// YAML on stdout, not a directory called `yaml`. So a bare format name is refused
 /// unless that directory already exists; `-o ./yaml` means the directory.
-fn refuse_format_name(dir: &Path) -> Result<(), Error> {
+pub(super) fn refuse_format_name(dir: &Path) -> Result<(), Error> {
     const KUBECTL_FORMATS: [&str; 5] = ["yaml", "yml", "json", "wide", "name"];
     let bare = dir.to_str().filter(|d| KUBECTL_FORMATS.contains(d));
     match bare {
@@ -217,14 +218,14 @@ fn refuse_format_name(dir: &Path) -> Result<(), Error> {
 /// `open` DIR, waiting for another run on it with a notice on stderr, so the wait is
 /// not taken for a hang, or not at all with --no-wait. A notice that cannot be
 /// written fails the command like any other write.
-fn waiting<T>(
-    args: &RenderArgs,
+pub(super) fn waiting<T>(
+    no_wait: bool,
     err: &mut dyn Write,
     open: impl FnOnce(&mut Waiting<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let mut unwritten = None;
     let opened = open(&mut Waiting {
-        no_wait: args.no_wait,
+        no_wait,
         notify: Box::new(|dir: &Path| {
             let notice = writeln!(
                 err,
@@ -241,7 +242,7 @@ fn waiting<T>(
 }
 
 /// What a clean-up could not remove: said, so that nobody wonders where it came from.
-fn print_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
+pub(super) fn print_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), Error> {
     for path in left {
         writeln!(
             io.err,
@@ -330,7 +331,7 @@ fn print_blessed(
 
 /// A path as printed: file names in an output directory come from a repository, so
 /// control characters in them are escaped.
-fn shown(path: &Path) -> String {
+pub(super) fn shown(path: &Path) -> String {
     printable(&path.to_string_lossy()).into_owned()
 }
 

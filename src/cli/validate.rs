@@ -33,6 +33,7 @@ pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
+        documents: Vec::new(),
         pools: args.pools.clone(),
         templates: args.templates.clone(),
         exclude,

@@ -2,6 +2,7 @@
 //! strict schemas made from them, the strategic merge they describe, and the naming
 //! rules for objects and namespaces.
 
+pub mod config_map;
 pub mod definitions;
 pub mod input_schema;
 pub mod job_name;

@@ -13,6 +13,14 @@ use crate::pipeline::parallel;
 use crate::pipeline::placement::Key;
 use crate::yaml::tree::Seg;
 
+/// An input held in memory: its text, and the name findings give it (no file of
+/// that name is read or written).
+#[derive(Debug, Clone)]
+pub struct MemoryInput {
+    pub name: String,
+    pub text: String,
+}
+
 /// One file, read and parsed.
 pub(super) struct ReadFile {
     pub(super) name: Arc<str>,
@@ -42,11 +50,13 @@ pub(super) struct JobIdentity {
     pub(super) at: Location,
 }
 
-/// Read and parse `inputs` and then `pool_files` (whose Jobs are refused), in
-/// parallel; the files come back in that order. A file that cannot be read fails the
-/// run: the first such file in that order, whichever thread met it first.
+/// Read and parse `inputs`, then the in-memory `documents`, then `pool_files` (whose
+/// Jobs are refused), the files in parallel; they come back in that order. A file
+/// that cannot be read fails the run: the first such file in that order, whichever
+/// thread met it first.
 pub(super) fn read_all(
     inputs: &[InputFile],
+    documents: &[MemoryInput],
     pool_files: &[InputFile],
 ) -> Result<Vec<ReadFile>, Error> {
     let files: Vec<(&InputFile, bool)> = inputs
@@ -68,6 +78,11 @@ pub(super) fn read_all(
     let pools = read.split_off(inputs.len());
     let pools: Vec<ReadFile> = pools.into_iter().collect::<Result<_, _>>()?;
     let mut read: Vec<ReadFile> = read.into_iter().collect::<Result<_, _>>()?;
+    read.extend(
+        documents
+            .iter()
+            .map(|d| parse_one(Arc::from(d.name.as_str()), d.text.clone(), false)),
+    );
     read.extend(pools);
     Ok(read)
 }
@@ -77,6 +92,11 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
     let text = file
         .read_text()
         .map_err(|e| Error::io(Path::new(&*name), e))?;
+    Ok(parse_one(name, text, pools_only))
+}
+
+/// Parse one file's text, read from disk or handed over in memory.
+fn parse_one(name: Arc<str>, text: String, pools_only: bool) -> ReadFile {
     let mut findings = Findings::default();
     let mut docs = read_documents(&name, &text, &mut findings);
     if pools_only {
@@ -122,7 +142,7 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
             }
         })
         .collect();
-    Ok(ReadFile {
+    ReadFile {
         name,
         text: Arc::from(text),
         findings,
@@ -130,5 +150,5 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
         failed_pools: docs.failed_pools,
         jobs,
         suppressions,
-    })
+    }
 }

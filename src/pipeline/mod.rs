@@ -28,6 +28,7 @@ use crate::plan::Decision;
 use crate::render::Renderer;
 use crate::verify::Verifier;
 
+pub use inputs::MemoryInput;
 pub use rendered::{OutputFile, RenderedJob, stream};
 pub use sink::{Collect, Discard, Order, Sink};
 
@@ -44,6 +45,10 @@ use run::Run;
 pub struct Request {
     /// Files or directories holding Jobs (and possibly Pools).
     pub inputs: Vec<PathBuf>,
+    /// Documents held in memory, read as inputs after the files: a Job a command
+    /// builds itself (`rdmagen smoke-test`) goes through the same steps as one read
+    /// from disk.
+    pub documents: Vec<MemoryInput>,
     /// Files or directories holding Pools only.
     pub pools: Vec<PathBuf>,
     /// A directory whose templates replace the embedded ones by name.
@@ -103,8 +108,12 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     // Pools whose Trainer runtime is written: those a job uses, and those named as
     // inputs (a platform team renders its pools alone).
     let mut wanted = BTreeSet::new();
-    for (file, read) in read_all(&inputs, &pool_files)?.into_iter().enumerate() {
-        if file < inputs.len() {
+    let named = inputs.len() + request.documents.len();
+    for (file, read) in read_all(&inputs, &request.documents, &pool_files)?
+        .into_iter()
+        .enumerate()
+    {
+        if file < named {
             wanted.extend(
                 read.pools
                     .iter()
@@ -174,12 +183,16 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let nothing_found = total.rendered + total.runtimes == 0 && total.findings.is_empty();
     if nothing_found && total.consequences.is_empty() && !request.allow_empty {
         let searched = searched(&request.inputs);
-        return Err(Error::Usage(match inputs.is_empty() {
-            true => format!("no *.yaml or *.yml file in {searched} (--allow-empty accepts that)"),
-            false => format!(
-                "no Job documents in {searched} (kind: Job, apiVersion: rdmagen/v1alpha1; --allow-empty accepts that)"
-            ),
-        }));
+        return Err(Error::Usage(
+            match inputs.is_empty() && request.documents.is_empty() {
+                true => {
+                    format!("no *.yaml or *.yml file in {searched} (--allow-empty accepts that)")
+                }
+                false => format!(
+                    "no Job documents in {searched} (kind: Job, apiVersion: rdmagen/v1alpha1; --allow-empty accepts that)"
+                ),
+            },
+        ));
     }
     total.findings.sort();
     let mut consequences = std::mem::take(&mut total.consequences);

@@ -28,6 +28,11 @@ pub const STORAGE: &str = "storage.yaml.j2";
 pub const POOL: &str = "pool.yaml.j2";
 pub const TRAINJOB: &str = "trainjob.yaml.j2";
 pub const TRAINING_RUNTIME: &str = "trainingruntime.yaml.j2";
+/// `rdmagen smoke-test`: the rdmagen Job it hands the pipeline, and the ConfigMap
+/// holding its script. Not overridable: they are inputs and a fixed script, not the
+/// layout of a manifest.
+pub const SMOKE_JOB: &str = "smoke/job.yaml.j2";
+pub const SMOKE_CONFIGMAP: &str = "smoke/configmap.yaml.j2";
 
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -40,6 +45,11 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         TRAINING_RUNTIME,
         include_str!("../../templates/trainingruntime.yaml.j2"),
+    ),
+    (SMOKE_JOB, include_str!("../../templates/smoke/job.yaml.j2")),
+    (
+        SMOKE_CONFIGMAP,
+        include_str!("../../templates/smoke/configmap.yaml.j2"),
     ),
 ];
 
@@ -56,6 +66,7 @@ impl Renderer {
         env.set_formatter(format_value);
         env.add_filter("comment", comment);
         env.add_filter("yaml", yaml_block);
+        env.add_filter("literal", literal_block);
         let mut sources: Vec<(&str, String)> = EMBEDDED
             .iter()
             .map(|(name, text)| (*name, (*text).to_owned()))
@@ -258,6 +269,45 @@ fn yaml_block(value: &Value, indent: usize) -> Result<Value, minijinja::Error> {
     Ok(Value::from_safe_string(out))
 }
 
+/// `text` as a YAML literal block scalar (`|`) whose lines are indented by `indent`
+/// spaces, for a file held in a manifest (a script in a ConfigMap) that people read:
+/// `key: {{ script|literal(4) }}`. Only text a literal block holds exactly takes that
+/// form: it ends with one line break, its first line does not start with a space
+/// (that would need an indentation indicator), no line starts with a tab or ends
+/// with whitespace, and it holds no other control character but tab and none of the
+/// characters YAML 1.1 reads as line breaks. Anything else is written as a
+/// double-quoted scalar ([`quote`]), which holds any text.
+fn literal_block(text: &str, indent: usize) -> Value {
+    let body = text.strip_suffix('\n').unwrap_or("");
+    let fits = indent > 0
+        && !body.is_empty()
+        && !body.ends_with('\n')
+        && !body.starts_with(' ')
+        && body.split('\n').all(|line| {
+            !line.starts_with('\t')
+                && !line.ends_with([' ', '\t'])
+                && !line.chars().any(|c| {
+                    (c.is_control() && c != '\t')
+                        || matches!(
+                            c,
+                            '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'
+                        )
+                })
+        });
+    if !fits {
+        return Value::from_safe_string(quote(text));
+    }
+    let mut out = String::from("|");
+    for line in body.split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(line);
+        }
+    }
+    Value::from_safe_string(out)
+}
+
 /// Writes every interpolated value as YAML: strings plain when unambiguous, otherwise double-quoted and escaped,
 /// numbers and booleans bare, none as null, sequences and maps in flow style.
 fn format_value(
@@ -304,5 +354,47 @@ fn yaml_flow(value: &Value) -> String {
             Some(s) => scalar(s),
             None => scalar(&value.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `key: {{ text|literal(4) }}` reads back as exactly `text`: a literal block when
+    /// it can be one, a double-quoted scalar otherwise.
+    #[test]
+    fn literal_blocks_read_back_as_the_text() {
+        let mut env = strict_environment();
+        env.add_filter("literal", literal_block);
+        env.add_template("t", "a:\n  key: {{ text|literal(4) }}\n")
+            .unwrap();
+        let cases = [
+            ("#!/bin/sh\n\nif x; then\n  echo \"a: b # c\"\nfi\n", true),
+            ("one line\n", true),
+            ("no final newline", false),
+            ("two final newlines\n\n", false),
+            (" leading space\n", false),
+            ("trailing space \n", false),
+            ("\ttab first\n", false),
+            ("line\n\tindented by a tab\n", false),
+            ("bell \u{7}\n", false),
+            ("line separator \u{2028}\n", false),
+            ("", false),
+        ];
+        for (text, literal) in cases {
+            let rendered = env
+                .get_template("t")
+                .unwrap()
+                .render(minijinja::context! {text})
+                .unwrap();
+            assert_eq!(
+                rendered.contains("key: |\n"),
+                literal,
+                "{text:?}: {rendered}"
+            );
+            let back = crate::yaml::tree_value::parse_values(&rendered).unwrap();
+            assert_eq!(back[0]["a"]["key"], text, "{text:?}: {rendered}");
+        }
     }
 }

@@ -27,6 +27,7 @@ mod render_options;
 mod rule_config;
 mod rules;
 mod schemas;
+mod smoke_test;
 mod snapshots;
 mod support;
 mod trainer;

@@ -36,11 +36,13 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// Every example directory holding Job/Pool YAML, sorted (examples/dockerfile holds
-/// inputs of `rdmagen dockerfile` instead).
+/// inputs of `rdmagen dockerfile` instead, examples/smoke the pools of `rdmagen
+/// smoke-test`, tests/cli/smoke_test.rs).
 pub fn examples() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .expect("examples/ exists")
         .map(|e| e.expect("readable").path())
+        .filter(|p| !p.ends_with("examples/smoke"))
         .filter(|p| p.is_dir() && tree(p).iter().any(|(name, _)| name.ends_with(".yaml")))
         .collect();
     dirs.sort();
