@@ -7,6 +7,8 @@
 pub mod lint;
 pub mod manifest;
 pub mod storage;
+pub mod trainer;
+pub mod trainer_crd;
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
@@ -289,7 +291,7 @@ impl Schema {
 }
 
 /// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
-fn pointer_segment(segment: &str) -> String {
+pub(crate) fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
@@ -304,13 +306,13 @@ fn problem(rule: Rule, message: impl Into<String>) -> Finding {
 }
 
 /// The longest value a finding quotes from rendered output, in bytes of JSON.
-const MAX_QUOTED: usize = 160;
+pub(crate) const MAX_QUOTED: usize = 160;
 
 /// A schema error as a message, quoting the offending value only when it is short.
 /// A user template can render any text, a whole file even, where an object belongs;
 /// a finding then names the problem and the value's size, and never replays the file
 /// into a CI log.
-fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
     let size = e.instance().to_string().len();
     if size <= MAX_QUOTED {
         e.to_string()
@@ -321,7 +323,7 @@ fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
 }
 
 /// `value` as JSON when short, else its size (see [`schema_message`]).
-fn quoted(value: &Value) -> String {
+pub(crate) fn quoted(value: &Value) -> String {
     let json = value.to_string();
     if json.len() <= MAX_QUOTED {
         json
@@ -330,7 +332,7 @@ fn quoted(value: &Value) -> String {
     }
 }
 
-fn path_or_root(path: &str) -> &str {
+pub(crate) fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 

@@ -29,5 +29,6 @@ mod rules;
 mod schemas;
 mod snapshots;
 mod support;
+mod trainer_crd;
 mod user_templates;
 mod yaml_safety;
