@@ -13,10 +13,13 @@ use crate::model::target::{OperatorGeneration, Version};
 use crate::platform::profile;
 use crate::verify::lint;
 use crate::verify::manifest::ManifestFacts;
+use crate::verify::trainer::TrainerRelease;
+use crate::verify::trainer_crd;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// PyTorchJob manifests (and their PersistentVolumes and claims): files, or
+    /// PyTorchJob and Kubeflow Trainer v2 manifests (TrainJob, TrainingRuntime,
+    /// ClusterTrainingRuntime), and their PersistentVolumes and claims: files, or
     /// directories walked for *.yaml and *.yml.
     #[arg(required = true, value_name = "MANIFEST")]
     pub manifests: Vec<PathBuf>,
@@ -24,6 +27,12 @@ pub struct LintArgs {
     /// `spec.nprocPerNode` is an error. Default: the platform's, else unknown.
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     pub operator: Option<Version>,
+    /// The Kubeflow Trainer release the TrainJobs and (Cluster)TrainingRuntimes are
+    /// for, e.g. 2.1 or 2.3 (2.1 and later); each is checked against that release's
+    /// CRDs. Default: 2.3, the latest, and findings that depend on it say it was
+    /// assumed.
+    #[arg(long, value_name = "VERSION", value_parser = parse_trainer_version)]
+    pub trainer: Option<Version>,
     /// The platform the manifests run on; rules about one platform's conventions apply
     /// only there. Default: unknown.
     #[arg(long, value_enum)]
@@ -39,6 +48,15 @@ pub struct LintArgs {
 fn parse_version(text: &str) -> Result<Version, String> {
     Version::parse(text)
         .ok_or_else(|| format!("`{text}` is not a version: expected MAJOR.MINOR, e.g. 1.9"))
+}
+
+fn parse_trainer_version(text: &str) -> Result<Version, String> {
+    let version = parse_version(text)?;
+    if trainer_crd::supported(version) {
+        Ok(version)
+    } else {
+        Err(trainer_crd::unsupported(version))
+    }
 }
 
 impl LintArgs {
@@ -58,7 +76,10 @@ impl LintArgs {
 pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let exclude = args.input.apply(&args.manifests)?;
     let policy = args.rules.reporting_policy();
-    let linted = lint::lint(&args.manifests, &exclude, &args.facts(), &policy)?;
+    let trainer = args
+        .trainer
+        .map_or_else(TrainerRelease::default, TrainerRelease::given);
+    let linted = lint::lint(&args.manifests, &exclude, &args.facts(), trainer, &policy)?;
     if let Some(why) = linted.nothing_linted(&args.manifests)
         && !args.input.allow_empty
     {
@@ -68,9 +89,25 @@ pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         0 => String::new(),
         n => format!(" and {n} PersistentVolume(Claim)(s)"),
     };
+    let mut objects = Vec::new();
+    if linted.jobs > 0 || linted.train_jobs + linted.runtimes == 0 {
+        objects.push(format!("{} PyTorchJob(s)", linted.jobs));
+    }
+    if linted.train_jobs > 0 {
+        objects.push(format!("{} TrainJob(s)", linted.train_jobs));
+    }
+    if linted.runtimes > 0 {
+        objects.push(format!("{} (Cluster)TrainingRuntime(s)", linted.runtimes));
+    }
+    if linted.train_jobs + linted.runtimes > 0 {
+        let assumed = if trainer.assumed { ", assumed" } else { "" };
+        let last = objects.pop().unwrap_or_default();
+        objects.push(format!("{last} (Trainer {}{assumed})", trainer.version));
+    }
     let what = format!(
-        "{} PyTorchJob(s){storage} in {} file(s) linted",
-        linted.jobs, linted.files
+        "{}{storage} in {} file(s) linted",
+        objects.join(", "),
+        linted.files
     );
     super::present::findings_as_product(io, &linted.findings, &linted.sources, &args.print, &what)
 }

@@ -245,13 +245,13 @@ rules! {
         "RDMA registers page-locked memory; without the IPC_LOCK capability (or privileged: true) memory registration fails and NCCL falls back to sockets or aborts.";
     IpcLockWithoutRdma "RDG061" Warning false,
         "IPC_LOCK is added but no RDMA resource is requested", SEED_CUBESTUDIO,
-        "IPC_LOCK is only needed to register memory with an RDMA device. Without the device-plugin resource the pod gets no RDMA device, so either the resource is missing or the capability is unnecessary privilege.";
+        "IPC_LOCK is only needed to register memory with an RDMA device. Without the device-plugin resource the pod gets no RDMA device, so either the resource is missing or the capability is unnecessary privilege. AWS EFA (`vpc.amazonaws.com/efa`), `nvidia.com/mlnxnics` (the RDMA shared device plugin as NVIDIA's AICR names it) and a DRA resource claim count as such a device.";
     NoShm "RDG062" Error false,
         "a multi-GPU pod has no memory-backed /dev/shm", "https://github.com/NVIDIA/nccl/issues/1518",
         "Containers get a 64 MiB /dev/shm by default; NCCL fails to create its shared-memory segments between local GPUs. Mount an emptyDir with medium: Memory at /dev/shm.";
     HostNetworkDns "RDG063" Error false,
         "hostNetwork without dnsPolicy: ClusterFirstWithHostNet", "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/controller.v1/pytorch/initcontainer.go",
-        "A hostNetwork pod uses the node's DNS by default and cannot resolve `<job>-master-0`; the Workers' init container waits for it forever.";
+        "A hostNetwork pod uses the node's DNS by default and cannot resolve the other pods by name: a PyTorchJob's `<job>-master-0` (the Workers' init container waits for it forever), a TrainJob's `<job>-node-0-0.<job>` (PET_MASTER_ADDR, so torchrun's rendezvous never connects).";
     StaticClaimClass "RDG053" Error false,
         "a claim meant for a static PersistentVolume leaves out storageClassName", "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#class-1",
         "A claim without storageClassName (or with `storageClassName:` and no value) gets the cluster's default StorageClass and never binds a class-less static PV: the pod waits forever. Write `storageClassName: \"\"` and `volumeName` (seed 001's PVC has this mistake).";
@@ -291,6 +291,33 @@ rules! {
     NoRunPolicy "RDG071" Warning false,
         "a PyTorchJob has no spec.runPolicy", "https://github.com/kubeflow/training-operator/blob/v1.9.0/sdk/python/kubeflow/training/models/kubeflow_org_v1_py_torch_job_spec.py",
         "The Kubeflow Python SDK's PyTorchJob model refuses a job whose run_policy is None, so TrainingClient.get_job fails on it, and list_jobs fails for its whole namespace. The API server accepts the job; `runPolicy: {}` is enough for the SDK.";
+    TrainerCrd "RDG150" Error false,
+        "a Trainer v2 object does not match the upstream Trainer CRD (strict)", "schemas/trainer/SOURCE.md",
+        "TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes are checked against the CRDs of the Trainer release they are for (`lint --trainer`, default 2.3, the latest; the v2.1.0 CRDs judge 2.1, the v2.3.0 CRDs 2.2 and later), made strict as kubeconform -strict does: a field the CRD does not have is an error, because the API server drops it without a word. The API changed between releases: v2.2 replaced podTemplateOverrides with runtimePatches and removed mlPolicy.torch.numProcPerNode, so a manifest written for one release loses settings on another. The CRDs' CEL rules that a manifest alone can break are checked too, with the CRD's message: a TrainJob's name is a DNS-1035 label of at most 63 characters (it names the JobSet and PET_MASTER_ADDR), one ML policy per runtime.";
+    TrainerReservedEnv "RDG151" Error false,
+        "a TrainJob sets a PET_* variable the torch plugin reserves", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/torch/torch.go#L66-L77",
+        "On a runtime with mlPolicy.torch, Trainer's webhook rejects a TrainJob whose spec.trainer.env sets PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR or PET_MASTER_PORT (\"must not have reserved envs\"): the torch plugin injects them into the `node` container, and a plain `torchrun script.py` reads them. Set the node count with spec.trainer.numNodes and the processes per node with spec.trainer.numProcPerNode.";
+    ResourcesPerNodeReplaces "RDG152" Error false,
+        "resourcesPerNode replaces the runtime's resources and drops its RDMA device or GPUs (Trainer 2.2 and earlier)", "https://github.com/kubeflow/trainer/blob/v2.2.0/pkg/runtime/core/trainingruntime.go#L178-L186",
+        "Up to Trainer 2.2 a TrainJob's spec.trainer.resourcesPerNode replaces the `node` container's whole resources block; 2.3 merges it key by key (kubeflow/trainer#3602). A runtime that requests GPUs and an RDMA device loses both as soon as a TrainJob sets, say, only cpu and memory: the pods run without the RDMA device (NCCL falls back to sockets) or without GPUs. Repeat every GPU and RDMA resource of the runtime in resourcesPerNode, or leave resourcesPerNode out.";
+    ResourcesPerNodeUnknownRuntime "RDG153" Warning false,
+        "resourcesPerNode names no RDMA resource on Trainer 2.2 or earlier, and the runtime was not linted with it", "https://github.com/kubeflow/trainer/blob/v2.2.0/pkg/runtime/core/trainingruntime.go#L178-L186",
+        "Up to Trainer 2.2 resourcesPerNode replaces the runtime container's resources (RDG152). Without the runtime, lint cannot see whether it requests an RDMA device that this TrainJob then drops; on an RDMA runtime it does. Lint the runtime together with the job, or repeat the RDMA resource (and the GPUs) in resourcesPerNode.";
+    PatchNodeEnv "RDG154" Error false,
+        "a TrainJob's runtime patch sets env on the node or an initializer container", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/jobset/jobset.go#L203-L205",
+        "Trainer's webhook rejects a runtimePatches (2.2 and later) or podTemplateOverrides (2.1) entry that sets env on the `node`, `dataset-initializer` or `model-initializer` container (\"must not have envs for the dataset-initializer, model-initializer, node containers\"). The trainer's variables, NCCL's among them, go in spec.trainer.env.";
+    PatchUnknownTarget "RDG155" Error false,
+        "a TrainJob's patch, or a runtime's envInjection, names a replicated job or container the runtime does not have", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/jobset/jobset.go#L184-L202",
+        "A patch can change only what the runtime has: Trainer's webhook rejects a runtimePatches (or 2.1 podTemplateOverrides) entry naming a replicated job, container or init container that the runtime's JobSet template lacks, so a TrainJob cannot add a container. mlPolicy.torch.envInjection targets must name a replicated job and container of the runtime too. Checked when the runtime is linted with the job.";
+    VolcanoSchedulerMismatch "RDG156" Warning false,
+        "a runtime's pods and its podGroupPolicy disagree about Volcano", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/volcano/volcano.go",
+        "podGroupPolicy.volcano makes Trainer create a Volcano PodGroup for each TrainJob and annotate the pods with it, but it does not set the pods' schedulerName; the design's runtime sets `schedulerName: volcano` in the pod template (kubeflow/trainer proposals/2437-volcano-scheduler). Pods left to the default scheduler (unless an admission webhook sets schedulerName, as Volcano's resource groups can) are not gang-scheduled: some start and hold their GPUs while the others wait. The reverse, `schedulerName: volcano` without podGroupPolicy.volcano, gets no PodGroup with the job's size: Volcano schedules each pod on its own, again without the gang.";
+    TrainerPodMissing "RDG157" Error false,
+        "a torch runtime has no replicated job labelled as the trainer with a container named node", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/torch/torch.go#L116-L142",
+        "Trainer finds the training pods by the Job template label `trainer.kubeflow.org/trainjob-ancestor-step: trainer`, and the training container by its name, `node`. Without them the torch plugin injects no PET_* variables, and a TrainJob's image, command, args, env, numNodes and resourcesPerNode go nowhere: each pod's torchrun runs alone with its rendezvous at localhost.";
+    TrainJobWithoutTrainer "RDG158" Error false,
+        "a TrainJob on a torch runtime has no spec.trainer", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/torch/torch.go#L138-L166",
+        "The torch plugin injects PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT only when the TrainJob has spec.trainer (`if trainJob.Spec.Trainer != nil`, the same in 2.1). Without it each pod's `torchrun` runs alone: one node, its rendezvous at localhost. Write at least `trainer: {numNodes: N}`. Checked when the runtime is linted with the job.";
     ImageNcclEnv "RDG080" Warning false,
         "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
         "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset: one the platform presets, NCCL_IB_GID_INDEX under `gidIndex: auto` (NCCL's dynamic selection), NCCL_IB_DISABLE when RDMA is on (NCCL's default 0), NCCL_IB_HCA when the pool lists no data NICs. There the image's value stands, and NCCL_IB_DISABLE=1 or a stale GID index in an image silently changes every job. Set NCCL variables per job or per pool, not in the image.";

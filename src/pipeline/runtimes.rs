@@ -74,6 +74,11 @@ pub(super) fn runtimes(
                 Ok(text) => {
                     let found = verifier.training_runtime(&text, &runtime);
                     if found.is_empty() {
+                        let mut runtime = runtime;
+                        runtime.rendered = crate::verify::parse(&text)
+                            .ok()
+                            .and_then(|docs| docs.into_iter().next())
+                            .unwrap_or_default();
                         let rendered = RenderedJob {
                             name: format!("{RUNTIMES_DIR}/{name}"),
                             pool: name.clone(),

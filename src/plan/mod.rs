@@ -75,6 +75,9 @@ pub struct TrainJobPlan {
     /// The runtime's `node` pod template, which the TrainJob patches.
     #[serde(skip)]
     pub runtime_pod: Value,
+    /// The runtime as rendered, which verify judges the TrainJob with.
+    #[serde(skip)]
+    pub runtime_doc: Value,
     #[serde(skip)]
     pub target: TrainerTarget,
 }

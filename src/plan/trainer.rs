@@ -67,6 +67,13 @@ pub struct RuntimePlan {
     pub node_job: &'static str,
     /// The `node` pod template, `{metadata, spec}`, without image and command.
     pub pod: Value,
+    /// The platform, for the rules verify runs on the rendered runtime.
+    #[serde(skip)]
+    pub platform: crate::model::pool::Platform,
+    /// The runtime as rendered and parsed back (set once verified), which each
+    /// TrainJob on it is judged with.
+    #[serde(skip)]
+    pub rendered: Value,
     #[serde(skip)]
     pub target: TrainerTarget,
     #[serde(skip)]
@@ -168,6 +175,8 @@ pub fn runtime(
         ancestor_label: ANCESTOR_LABEL,
         node_job: NODE_JOB,
         pod,
+        platform: spec.platform,
+        rendered: Value::Null,
         target,
         decisions: decisions.0,
     })
@@ -390,6 +399,7 @@ pub fn train_job(
         spec,
         effective_pod: effective,
         runtime_pod: base.clone(),
+        runtime_doc: runtime.rendered.clone(),
         target,
     }
 }

@@ -1,6 +1,7 @@
 //! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
 //! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
-//! PersistentVolumes and claims that come with them.
+//! PersistentVolumes and claims that come with them; and Kubeflow Trainer v2 objects
+//! (TrainJob, TrainingRuntime, ClusterTrainingRuntime: src/verify/trainer.rs).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,8 @@ use crate::error::Error;
 use crate::model::load::{dedupe, display_name, yaml_files};
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::storage;
+use crate::verify::trainer::{self, TrainerRelease};
+use crate::verify::trainer_crd::TrainerKind;
 use crate::yaml::tree::{Document, Node, parse_documents};
 use crate::yaml::tree_value::to_value;
 
@@ -28,6 +31,15 @@ pub struct Linted {
     pub jobs: usize,
     /// PersistentVolume and PersistentVolumeClaim documents.
     pub volumes_and_claims: usize,
+    /// TrainJobs, and TrainingRuntimes with ClusterTrainingRuntimes.
+    pub train_jobs: usize,
+    pub runtimes: usize,
+    /// The Trainer release the Trainer objects are judged by (`--trainer`).
+    pub trainer_release: TrainerRelease,
+    /// Kept until every file is read: a TrainJob's runtime may be in another file.
+    trainer_objects: Vec<trainer::Object>,
+    /// The cluster the files were linted for, for the checks made at the end.
+    facts: ManifestFacts,
     /// Kept until every file is read: a claim may be bound by a PV in another file.
     volumes: Vec<storage::Volume>,
     claims: Vec<storage::Claim>,
@@ -43,7 +55,9 @@ impl Linted {
     /// that checked no PyTorchJob must not pass as clean (a `kind` typo, a Pool file,
     /// an empty folder). `paths` are what the user named.
     pub fn nothing_linted(&self, paths: &[PathBuf]) -> Option<String> {
-        if self.jobs > 0 || self.volumes_and_claims > 0 || !self.findings.is_empty() {
+        let trainer = self.train_jobs + self.runtimes;
+        if self.jobs > 0 || self.volumes_and_claims > 0 || trainer > 0 || !self.findings.is_empty()
+        {
             return None;
         }
         let named: Vec<String> = paths.iter().map(|p| display_name(p).to_string()).collect();
@@ -54,7 +68,9 @@ impl Linted {
             ));
         }
         let mut message = format!(
-            "nothing to lint: no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {named}"
+            "nothing to lint: no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no \
+             TrainJob, TrainingRuntime or ClusterTrainingRuntime (apiVersion {}) in {named}",
+            crate::verify::trainer_crd::API_VERSION
         );
         const SHOWN: usize = 3;
         for miss in self.near_misses.iter().take(SHOWN) {
@@ -75,22 +91,31 @@ impl Linted {
         }
         self.volumes.clear();
         self.claims.clear();
+        for finding in trainer::judge(&self.trainer_objects, self.trainer_release, &self.facts) {
+            self.findings.add(finding);
+        }
+        self.trainer_objects.clear();
         policy.apply(&mut self.findings, 0, &[&self.suppressions]);
         policy.finish(&mut self.findings, &self.suppressions);
     }
 }
 
-/// Lint every PyTorchJob, PersistentVolume and PersistentVolumeClaim document in
-/// `paths` (files, or directories walked for YAML), on the cluster `facts` describes.
-/// Other documents (Services, ConfigMaps, ...) are skipped.
-/// Directories are walked as `render` walks them, leaving out what `exclude` matches.
+/// Lint every PyTorchJob, Trainer v2 object (judged for Trainer `trainer`),
+/// PersistentVolume and PersistentVolumeClaim document in `paths` (files, or
+/// directories walked for YAML), on the cluster `facts` describes. Other documents
+/// (Services, ConfigMaps, ...) are skipped. Directories are walked as `render` walks
+/// them, leaving out what `exclude` matches.
 pub fn lint(
     paths: &[PathBuf],
     exclude: &GlobSet,
     facts: &ManifestFacts,
+    trainer: TrainerRelease,
     policy: &Policy,
 ) -> Result<Linted, Error> {
-    let mut linted = Linted::default();
+    let mut linted = Linted {
+        trainer_release: trainer,
+        ..Linted::default()
+    };
     let files = dedupe(yaml_files(paths, exclude)?, &mut BTreeSet::new());
     for file in files {
         let name = display_name(&file.path);
@@ -108,6 +133,7 @@ pub fn lint(
 /// Lint one file's text into `linted`; call [`Linted::finish`] after the last.
 pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
+    linted.facts = *facts;
     linted.sources.add(name.clone(), text.clone());
     linted.suppressions.comments(&name, &text);
     let docs = match parse_documents(&name, &text) {
@@ -118,6 +144,7 @@ pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &Mani
         }
     };
     for doc in docs {
+        let doc = Arc::new(doc);
         read_annotations(&doc, &mut linted.suppressions);
         let value = to_value(&doc.root);
         // `kubectl get ... -o yaml` prints a `List` of objects; each is linted in place.
@@ -143,10 +170,24 @@ fn lint_object(
     linted: &mut Linted,
     value: &serde_json::Value,
     prefix: &str,
-    doc: &Document,
+    doc: &Arc<Document>,
     facts: &ManifestFacts,
 ) {
     let locate = |pointer: &str| doc.locate_pointer(&format!("{prefix}{pointer}"));
+    if let Some(kind) = TrainerKind::of(value) {
+        // Judged in `finish`, with every other Trainer object read.
+        match kind {
+            TrainerKind::TrainJob => linted.train_jobs += 1,
+            _ => linted.runtimes += 1,
+        }
+        linted.trainer_objects.push(trainer::Object {
+            kind,
+            value: value.clone(),
+            doc: doc.clone(),
+            prefix: prefix.to_owned(),
+        });
+        return;
+    }
     if let Some(volume) = storage::volume(value) {
         linted.volumes.push(volume);
         linted.volumes_and_claims += 1;
@@ -174,7 +215,8 @@ fn lint_object(
 }
 
 /// The `rdmagen.io/ignore` annotations of a document's `metadata` (covering the
-/// document) and of each PyTorchJob replica's pod template (covering the template).
+/// document) and of each PyTorchJob replica's or Trainer runtime's replicated job's pod
+/// template (covering the template).
 /// An object's annotation is found on each item of a Kubernetes `List` too. A pod
 /// template's annotation that repeats its object's (a rendered Job's annotations land
 /// on both) is the same suppression, already covering the template.
@@ -197,12 +239,26 @@ fn read_annotations(doc: &Document, suppressions: &mut Suppressions) {
         let replicas = object
             .get("spec")
             .and_then(|s| s.get("pytorchReplicaSpecs"));
+        let mut templates: Vec<&Node> = Vec::new();
         if let Some(NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
-            let templates = entries.iter().filter_map(|(_, r)| r.get("template"));
-            annotated.extend(
-                templates.filter(|t| own.is_none() || annotation(t).and_then(Node::as_str) != own),
-            );
+            templates.extend(entries.iter().filter_map(|(_, r)| r.get("template")));
         }
+        // A runtime's spec.template.spec.replicatedJobs[].template.spec.template.
+        let jobs = ["spec", "template", "spec", "replicatedJobs"]
+            .iter()
+            .try_fold(object, |node, key| node.get(key));
+        if let Some(NodeKind::Sequence(jobs)) = jobs.map(|j| &j.kind) {
+            templates.extend(jobs.iter().filter_map(|j| {
+                ["template", "spec", "template"]
+                    .iter()
+                    .try_fold(j, |node, key| node.get(key))
+            }));
+        }
+        annotated.extend(
+            templates
+                .into_iter()
+                .filter(|t| own.is_none() || annotation(t).and_then(Node::as_str) != own),
+        );
         for node in annotated {
             if let Some(value) = annotation(node)
                 && let Some(text) = value.as_str()
@@ -214,8 +270,9 @@ fn read_annotations(doc: &Document, suppressions: &mut Suppressions) {
     }
 }
 
-/// What keeps a document that was probably meant as a PyTorchJob from being one, and
-/// where: a misspelt kind, a wrong apiVersion, or an rdmagen input given to lint.
+/// What keeps a document that was probably meant as a PyTorchJob or a Trainer object
+/// from being one, and where: a misspelt kind, a wrong apiVersion, or an rdmagen input
+/// given to lint.
 fn near_miss(doc: &serde_json::Value) -> Option<(&'static str, String)> {
     let kind = doc["kind"].as_str()?;
     let api_version = doc["apiVersion"].as_str().unwrap_or("");
@@ -227,6 +284,10 @@ fn near_miss(doc: &serde_json::Value) -> Option<(&'static str, String)> {
         let why = format!("apiVersion `{api_version}` is not kubeflow.org/v1");
         return Some(("/apiVersion", why));
     }
-    let right = closest(kind, ["PyTorchJob"])?;
+    if let Some(miss) = trainer::near_miss(doc) {
+        return Some(miss);
+    }
+    let kinds = std::iter::once("PyTorchJob").chain(TrainerKind::ALL.map(TrainerKind::name));
+    let right = closest(kind, kinds)?;
     Some(("/kind", format!("kind `{kind}`; did you mean {right}?")))
 }

@@ -202,13 +202,7 @@ fn nproc_per_node(spec: &Value) -> Option<i64> {
 }
 
 fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &ManifestFacts) {
-    if pod["hostNetwork"] == true && pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
-        out.push(
-            Rule::HostNetworkDns,
-            "hostNetwork: true needs dnsPolicy: ClusterFirstWithHostNet to resolve <job>-master-0",
-            format!("{base}/hostNetwork"),
-        );
-    }
+    host_network(out, pod, base, "<job>-master-0");
     let containers = pod["containers"]
         .as_array()
         .map(Vec::as_slice)
@@ -232,55 +226,94 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
                 format!("{at}/image"),
             );
         }
-        let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
-        let caps = capabilities(c);
-        let privileged = c["securityContext"]["privileged"] == true;
-        let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
-        let host_rdma = privileged && host_rdma_devices(pod);
-        if let Some((name, section)) = rdma {
-            if !ipc_lock {
-                out.push(
-                    Rule::RdmaWithoutIpcLock,
-                    format!("{name} is requested but IPC_LOCK is not added"),
-                    format!("{at}/resources/{section}/{}", escape(name)),
-                );
-            }
-        } else if caps.contains(&"IPC_LOCK") && !host_rdma {
-            out.push(
-                Rule::IpcLockWithoutRdma,
-                "IPC_LOCK is added but no RDMA resource is requested",
-                format!("{at}/securityContext/capabilities"),
-            );
-        }
-        let gpus = resources(c)
-            .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
-            .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
-            .max()
-            .unwrap_or(0);
-        if gpus > 1 && !has_memory_shm(pod, c) {
-            out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.clone());
-        }
-        let env_facts = EnvFacts {
-            rdma_on: rdma.is_some() || host_rdma,
-            profile: facts.profile(),
-            ..EnvFacts::default()
-        };
-        for (j, var) in c["env"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
-                continue;
-            };
-            for problem in nccl::check(name, value, &env_facts) {
-                out.push(problem.rule, problem.message, format!("{at}/env/{j}"));
-            }
-        }
+        container_rdma(out, pod, c, &at, facts);
         if c["name"] == "pytorch" {
             command(out, c, &at, nproc, facts);
+        }
+    }
+}
+
+/// The rules of a training pod that hold wherever its template sits (a PyTorchJob
+/// replica, a Trainer runtime's replicated job, the pod a TrainJob gets from its
+/// runtime): hostNetwork and DNS, RDMA and IPC_LOCK, a memory-backed /dev/shm, and
+/// every container's NCCL variables. `pod` is a pod spec at `base` (a JSON Pointer);
+/// `peer` is the name the pods resolve to reach rank 0.
+pub(crate) fn pod_shape(
+    pod: &Value,
+    base: &str,
+    peer: &str,
+    facts: &ManifestFacts,
+) -> Vec<Finding> {
+    let mut out = Out(Vec::new());
+    host_network(&mut out, pod, base, peer);
+    let containers = pod["containers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for (i, c) in containers.iter().enumerate() {
+        container_rdma(&mut out, pod, c, &format!("{base}/containers/{i}"), facts);
+    }
+    out.0
+}
+
+fn host_network(out: &mut Out, pod: &Value, base: &str, peer: &str) {
+    if pod["hostNetwork"] == true && pod["dnsPolicy"] != "ClusterFirstWithHostNet" {
+        out.push(
+            Rule::HostNetworkDns,
+            format!("hostNetwork: true needs dnsPolicy: ClusterFirstWithHostNet to resolve {peer}"),
+            format!("{base}/hostNetwork"),
+        );
+    }
+}
+
+/// RDMA and IPC_LOCK, /dev/shm and the NCCL variables of container `c` (at `at`) of
+/// `pod`.
+fn container_rdma(out: &mut Out, pod: &Value, c: &Value, at: &str, facts: &ManifestFacts) {
+    let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
+    let caps = capabilities(c);
+    let privileged = c["securityContext"]["privileged"] == true;
+    let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
+    let host_rdma = privileged && host_rdma_devices(pod);
+    if let Some((name, section)) = rdma {
+        if !ipc_lock {
+            out.push(
+                Rule::RdmaWithoutIpcLock,
+                format!("{name} is requested but IPC_LOCK is not added"),
+                format!("{at}/resources/{section}/{}", escape(name)),
+            );
+        }
+    } else if caps.contains(&"IPC_LOCK") && !host_rdma && !other_rdma_device(c) {
+        out.push(
+            Rule::IpcLockWithoutRdma,
+            "IPC_LOCK is added but no RDMA resource is requested",
+            format!("{at}/securityContext/capabilities"),
+        );
+    }
+    let gpus = resources(c)
+        .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
+        .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
+        .max()
+        .unwrap_or(0);
+    if gpus > 1 && !has_memory_shm(pod, c) {
+        out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.to_owned());
+    }
+    let env_facts = EnvFacts {
+        rdma_on: rdma.is_some() || host_rdma,
+        profile: facts.profile(),
+        ..EnvFacts::default()
+    };
+    for (j, var) in c["env"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) else {
+            continue;
+        };
+        for problem in nccl::check(name, value, &env_facts) {
+            out.push(problem.rule, problem.message, format!("{at}/env/{j}"));
         }
     }
 }
@@ -397,7 +430,7 @@ fn nnodes_from_world_size(line: &str) -> bool {
 }
 
 /// (resource name, "limits" | "requests") of a container.
-fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
+pub(crate) fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
     ["limits", "requests"].into_iter().flat_map(move |section| {
         c["resources"][section]
             .as_object()
@@ -406,18 +439,36 @@ fn resources(c: &Value) -> impl Iterator<Item = (&str, &'static str)> {
     })
 }
 
-fn capabilities(c: &Value) -> Vec<&str> {
+pub(crate) fn capabilities(c: &Value) -> Vec<&str> {
     c["securityContext"]["capabilities"]["add"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
 }
 
-fn quantity(v: &Value) -> Option<i64> {
+pub(crate) fn quantity(v: &Value) -> Option<i64> {
     match v {
         Value::String(s) => s.trim().parse().ok(),
         v => v.as_i64(),
     }
+}
+
+/// Devices that carry RDMA without `rdma` in their resource name, for which IPC_LOCK
+/// is no surplus privilege: the network operator's RDMA shared device plugin under the
+/// name NVIDIA's AICR gives it (`nvidia.com/mlnxnics`), AWS EFA, and a DRA resource
+/// claim (AICR's RoCE runtime claims its NICs so). Not enough to call RDMA on (EFA
+/// runs NCCL through its own plugin), only to keep RDG061 quiet.
+fn other_rdma_device(c: &Value) -> bool {
+    let named = resources(c).any(|(name, _)| {
+        matches!(
+            name.to_ascii_lowercase().as_str(),
+            "nvidia.com/mlnxnics" | "vpc.amazonaws.com/efa"
+        )
+    });
+    let claimed = c["resources"]["claims"]
+        .as_array()
+        .is_some_and(|claims| !claims.is_empty());
+    named || claimed
 }
 
 /// Whether the pod reaches the node's RDMA devices without a device plugin: with

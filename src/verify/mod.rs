@@ -7,6 +7,8 @@
 pub mod lint;
 pub mod manifest;
 pub mod storage;
+pub mod trainer;
+pub mod trainer_crd;
 pub mod trainer_fidelity;
 
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -106,6 +108,16 @@ impl Verifier {
             problems.extend(self.pod_template.get().problems(pod, &at));
         }
         problems.extend(trainer_fidelity::runtime_fidelity(&doc, runtime));
+        let facts = ManifestFacts {
+            operator: None,
+            platform: Some(runtime.platform),
+        };
+        problems.extend(trainer_errors(
+            std::slice::from_ref(&doc),
+            0,
+            runtime.target.release,
+            &facts,
+        ));
         problems
     }
 
@@ -131,6 +143,15 @@ impl Verifier {
         problems.extend(trainer_fidelity::train_job_fidelity(
             &doc, &plan.name, train_job,
         ));
+        // Judged with its runtime, as lint judges them: the CRD of the release, the
+        // torch plugin's reserved variables, and the pod-level rules on the pod the
+        // TrainJob gets.
+        let facts = ManifestFacts {
+            operator: None,
+            platform: Some(plan.target.platform),
+        };
+        let docs = [train_job.runtime_doc.clone(), doc];
+        problems.extend(trainer_errors(&docs, 1, train_job.target.release, &facts));
         problems
     }
 
@@ -333,7 +354,7 @@ impl Schema {
 }
 
 /// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
-fn pointer_segment(segment: &str) -> String {
+pub(crate) fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
@@ -341,6 +362,25 @@ impl Default for Verifier {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The error-level findings `lint` makes about document `index` of `docs` (rendered
+/// Trainer objects), each message starting with its path in the document.
+fn trainer_errors(
+    docs: &[Value],
+    index: usize,
+    release: crate::model::target::Version,
+    facts: &ManifestFacts,
+) -> Vec<Finding> {
+    trainer::check_all(docs, trainer::TrainerRelease::given(release), facts)
+        .into_iter()
+        .filter(|(i, f)| *i == index && f.rule.info().severity == Severity::Error)
+        .map(|(_, p)| {
+            let pointer = p.pointer.unwrap_or_default();
+            let message = format!("{}: {}", path_or_root(&pointer), p.message);
+            Finding::at_pointer(p.rule, message, pointer)
+        })
+        .collect()
 }
 
 /// The one document of a rendered file.
@@ -360,13 +400,13 @@ fn problem(rule: Rule, message: impl Into<String>) -> Finding {
 }
 
 /// The longest value a finding quotes from rendered output, in bytes of JSON.
-const MAX_QUOTED: usize = 160;
+pub(crate) const MAX_QUOTED: usize = 160;
 
 /// A schema error as a message, quoting the offending value only when it is short.
 /// A user template can render any text, a whole file even, where an object belongs;
 /// a finding then names the problem and the value's size, and never replays the file
 /// into a CI log.
-fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
     let size = e.instance().to_string().len();
     if size <= MAX_QUOTED {
         e.to_string()
@@ -377,7 +417,7 @@ fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
 }
 
 /// `value` as JSON when short, else its size (see [`schema_message`]).
-fn quoted(value: &Value) -> String {
+pub(crate) fn quoted(value: &Value) -> String {
     let json = value.to_string();
     if json.len() <= MAX_QUOTED {
         json
@@ -386,7 +426,7 @@ fn quoted(value: &Value) -> String {
     }
 }
 
-fn path_or_root(path: &str) -> &str {
+pub(crate) fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 

@@ -167,7 +167,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("26 job(s) and 2 runtime(s) checked: 0 errors, 1 warning, 3 infos")
+            .contains("26 job(s) and 4 runtime(s) checked: 0 errors, 1 warning, 3 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -246,7 +246,8 @@ fn lint_that_checks_no_pytorchjob_is_an_error() {
     assert_nothing_linted(
         &[&typo],
         &format!(
-            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {typo}; \
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no TrainJob, \
+             TrainingRuntime or ClusterTrainingRuntime (apiVersion trainer.kubeflow.org/v1alpha1) in {typo}; \
              {typo}:2:1: kind `PytorchJob`; did you mean PyTorchJob?"
         ),
     );
@@ -260,7 +261,8 @@ fn lint_that_checks_no_pytorchjob_is_an_error() {
     assert_nothing_linted(
         &[&api],
         &format!(
-            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {api}; \
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no TrainJob, \
+             TrainingRuntime or ClusterTrainingRuntime (apiVersion trainer.kubeflow.org/v1alpha1) in {api}; \
              {api}:2:1: apiVersion `kubeflow/v1` is not kubeflow.org/v1"
         ),
     );
@@ -269,9 +271,40 @@ fn lint_that_checks_no_pytorchjob_is_an_error() {
     assert_nothing_linted(
         &[pool],
         &format!(
-            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) in {pool}; \
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no TrainJob, \
+             TrainingRuntime or ClusterTrainingRuntime (apiVersion trainer.kubeflow.org/v1alpha1) in {pool}; \
              {pool}:3:1: kind Pool is an rdmagen input; `rdmagen validate` checks those"
         ),
+    );
+
+    // A Trainer kind under the group Trainer v2.0 renamed.
+    let old_group = format!("{d}/old-group.yaml");
+    std::fs::write(
+        &old_group,
+        "apiVersion: kubeflow.org/v2alpha1\nkind: TrainJob\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    assert_nothing_linted(
+        &[&old_group],
+        &format!(
+            "no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no TrainJob, \
+             TrainingRuntime or ClusterTrainingRuntime (apiVersion trainer.kubeflow.org/v1alpha1) in {old_group}; \
+             {old_group}:1:1: apiVersion `kubeflow.org/v2alpha1` is not trainer.kubeflow.org/v1alpha1 \
+             (Trainer v2.0 renamed the group from kubeflow.org)"
+        ),
+    );
+    let typo = format!("{d}/trainjob-typo.yaml");
+    std::fs::write(
+        &typo,
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingJob\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    let out = rdmagen(&["lint", &typo]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("kind `TrainingJob`; did you mean TrainJob?"),
+        "{}",
+        text(&out.stderr)
     );
 }
 

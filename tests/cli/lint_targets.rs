@@ -173,3 +173,204 @@ fn a_claim_and_the_pv_it_should_bind_may_be_in_different_files() {
         )]
     );
 }
+
+/// The Trainer v2 objects of the upstream examples: lint knows the kinds and, judged
+/// for the release they were written for, finds only that Trainer's own Volcano
+/// example leaves the pods to the default scheduler.
+#[test]
+fn upstream_trainer_examples_are_linted() {
+    let dir = "tests/upstream/trainer-v2";
+    let files = [
+        format!("{dir}/torch_distributed.v2.3.0.yaml"),
+        format!("{dir}/examples/upstream-01-multi-node.yaml"),
+        format!("{dir}/examples/upstream-02-runtime-patches.yaml"),
+        format!("{dir}/examples/upstream-04-volcano-integration.yaml"),
+    ];
+    let mut args: Vec<&str> = files.iter().map(String::as_str).collect();
+    args.extend(["--trainer", "2.3"]);
+    let (code, found) = lint(&args);
+    assert_eq!(code, Some(0));
+    assert_eq!(rules(&found), [("RDG156", 59)]);
+    let out = rdmagen(&[
+        "lint",
+        "--trainer",
+        "2.3",
+        &format!("{dir}/torch_distributed.v2.3.0.yaml"),
+        &format!("{dir}/examples/upstream-01-multi-node.yaml"),
+    ]);
+    assert_eq!(
+        text(&out.stderr),
+        "1 TrainJob(s), 1 (Cluster)TrainingRuntime(s) (Trainer 2.3) in 2 file(s) linted: 0 errors, 0 warnings, 0 infos\n"
+    );
+}
+
+/// Without --trainer, lint judges by the latest release and says so, in the summary
+/// and in each finding that depends on it; --trainer 2.0 is refused.
+#[test]
+fn the_trainer_release_is_assumed_aloud_and_checked() {
+    let old = "tests/upstream/trainer-v2/torch_distributed.v2.1.0.yaml";
+    let out = rdmagen(&["lint", "--format", "brief", old]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "'numProcPerNode' was unexpected at /spec/mlPolicy/torch: the Trainer v2.3.0 ClusterTrainingRuntime CRD"
+        ) && stdout.trim_end().ends_with(
+            "; judged as Trainer 2.3, the latest, since --trainer was not given"
+        ),
+        "{stdout}"
+    );
+    let out = rdmagen(&["lint", old]);
+    assert!(
+        text(&out.stderr)
+            .starts_with("1 (Cluster)TrainingRuntime(s) (Trainer 2.3, assumed) in 1 file(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(lint(&[old, "--trainer", "2.1"]), (Some(0), vec![]));
+    let (code, found) = lint(&[old, "--trainer", "2.3"]);
+    assert_eq!((code, rules(&found)), (Some(1), vec![("RDG150", 11)]));
+    assert!(!found[0].2.contains("assumed"));
+
+    let out = rdmagen(&["lint", old, "--trainer", "2.0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("Trainer 2.0 is not supported"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A TrainJob and its runtime in different files are judged together: on 2.2 the job's
+/// resourcesPerNode replaces the runtime's RDMA device, and the job's NCCL variables
+/// are judged in the pod the runtime gives it.
+#[test]
+fn a_trainjob_is_judged_with_its_runtime_from_another_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("runtime.yaml"),
+        "\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rdma, namespace: ml}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: img:1
+                      resources: {limits: {nvidia.com/gpu: 8, rdma/hca: 1}}
+                      securityContext: {capabilities: {add: [IPC_LOCK]}}
+                      volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+                  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: train, namespace: ml}
+spec:
+  runtimeRef: {name: rdma, kind: TrainingRuntime}
+  trainer:
+    numNodes: 2
+    env: [{name: NCCL_IB_DISABLE, value: \"1\"}]
+    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}
+",
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, found) = lint(&[d, "--trainer", "2.3"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(rules(&found), [("RDG023", 8), ("RDG047", 8)]);
+    assert!(
+        found[0].2.starts_with(
+            "in the pods this TrainJob gets from TrainingRuntime `rdma`: NCCL_IB_DISABLE=1 turns RDMA off"
+        ),
+        "{}",
+        found[0].2
+    );
+    // On 2.2 the GPUs survive but the RDMA device does not; NCCL_IB_DISABLE=1 is then
+    // a TCP job's statement.
+    let (code, found) = lint(&[d, "--trainer", "2.2"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(rules(&found), [("RDG152", 9)]);
+    assert!(
+        found[0]
+            .2
+            .contains("so its pods lose rdma/hca; repeat it here"),
+        "{}",
+        found[0].2
+    );
+    // In another namespace the runtime is not this job's.
+    let job = std::fs::read_to_string(dir.path().join("job.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        job.replace("namespace: ml}", "namespace: other}"),
+    )
+    .unwrap();
+    let (_, found) = lint(&[d, "--trainer", "2.2"]);
+    assert_eq!(rules(&found), [("RDG153", 9)]);
+}
+
+/// `rdmagen.io/ignore` works on Trainer objects as on PyTorchJobs: on the object's
+/// metadata for the object, on a runtime's pod template for that template only.
+#[test]
+fn ignore_annotations_cover_trainer_objects_and_their_pod_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.yaml");
+    std::fs::write(
+        &file,
+        "\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: train
+  annotations: {rdmagen.io/ignore: \"RDG151 the platform strips it\"}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    env: [{name: PET_NNODES, value: \"2\"}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: two-jobs}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                metadata:
+                  annotations: {rdmagen.io/ignore: \"RDG060 IPC_LOCK comes from a webhook\"}
+                spec:
+                  containers:
+                    - {name: node, image: img, resources: {limits: {rdma/hca: 1}}}
+        - name: sidecar
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: probe, image: img, resources: {limits: {rdma/hca: 1}}}
+",
+    )
+    .unwrap();
+    let (code, found) = lint(&[file.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert_eq!(rules(&found), [("RDG060", 35)]);
+}

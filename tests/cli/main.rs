@@ -31,5 +31,6 @@ mod smoke_test;
 mod snapshots;
 mod support;
 mod trainer;
+mod trainer_crd;
 mod user_templates;
 mod yaml_safety;

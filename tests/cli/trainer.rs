@@ -200,3 +200,43 @@ fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
         }
     }
 }
+
+/// Issue 15's acceptance: every golden TrainJob and runtime validates, strictly,
+/// against the vendored upstream CRDs of the release its pool targets, with the same
+/// checker that passes the upstream default `torch-distributed` runtime of each
+/// release (the control) and fails the v2.1 one against v2.3's CRDs.
+#[test]
+fn golden_trainer_objects_validate_against_their_release_crds() {
+    use rdmagen::verify::trainer_crd::check;
+    let mut checked = 0;
+    for (example, minor) in EXAMPLES {
+        let release = Version::new(2, minor);
+        for (path, bytes) in tree(&root().join("golden").join(example)) {
+            if !path.ends_with(".yaml") {
+                continue;
+            }
+            for doc in parse(&String::from_utf8(bytes).unwrap()).unwrap() {
+                let found: Vec<String> = check(&doc, release)
+                    .into_iter()
+                    .map(|f| f.message)
+                    .collect();
+                assert!(found.is_empty(), "golden/{example}/{path}: {found:#?}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 5);
+    for (tag, minor) in [("v2.3.0", 3), ("v2.1.0", 1)] {
+        let control = one(&format!(
+            "tests/upstream/trainer-v2/torch_distributed.{tag}.yaml"
+        ));
+        let found = check(&control, Version::new(2, minor));
+        assert!(found.is_empty(), "{tag}: {found:#?}");
+    }
+    let old = one("tests/upstream/trainer-v2/torch_distributed.v2.1.0.yaml");
+    let found = check(&old, Version::new(2, 3));
+    assert!(
+        found.iter().any(|f| f.message.contains("numProcPerNode")),
+        "{found:#?}"
+    );
+}

@@ -1,0 +1,1183 @@
+//! `lint` of Kubeflow Trainer v2 objects: TrainJobs, TrainingRuntimes and
+//! ClusterTrainingRuntimes (`trainer.kubeflow.org/v1alpha1`).
+//!
+//! Each object is checked against its release's CRD ([`trainer_crd::check`], RDG150).
+//! A runtime holds the RDMA pod shape, so its pod templates get the pod-level rules a
+//! PyTorchJob replica gets (RDMA ⇒ IPC_LOCK, memory /dev/shm, NCCL variables,
+//! hostNetwork DNS), plus the Trainer's own: the trainer job and its `node` container
+//! (RDG157), Volcano (RDG156), envInjection targets (RDG155). A TrainJob is checked
+//! for what Trainer's webhook rejects or silently changes: reserved PET_* variables
+//! (RDG151), env patched into the `node` container (RDG154), resourcesPerNode that
+//! replaces the runtime's resources on 2.2 and earlier (RDG152, RDG153). When its
+//! runtime is among the linted objects, the TrainJob is judged with it: patch targets
+//! (RDG155), a missing `spec.trainer` (RDG158), and the pod the TrainJob really gets
+//! (the runtime's pod with the patches, `trainer.env` and `resourcesPerNode` applied),
+//! whose new problems are reported at the TrainJob.
+//!
+//! API: [`check_all`]`(docs, TrainerRelease::given(version), &facts)` judges rendered
+//! documents (no file positions; each finding with its document's index and a JSON
+//! Pointer), [`judge`] the objects `lint` read from files.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::diagnostics::{Finding, Rule};
+use crate::model::target::Version;
+use crate::nccl::{self, EnvFacts};
+use crate::platform::is_rdma_resource;
+use crate::verify::manifest::{self, ManifestFacts};
+use crate::verify::trainer_crd::{self, API_VERSION, TrainerKind};
+use crate::yaml::tree::Document;
+
+/// The Trainer release lint judges by: `--trainer`, or the latest, assumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrainerRelease {
+    pub version: Version,
+    /// Not given: [`trainer_crd::LATEST`] was assumed, and release-dependent findings
+    /// say so.
+    pub assumed: bool,
+}
+
+impl TrainerRelease {
+    pub fn given(version: Version) -> Self {
+        TrainerRelease {
+            version,
+            assumed: false,
+        }
+    }
+
+    /// How a release-dependent finding says the release was assumed ("" when given).
+    fn note(self) -> String {
+        if self.assumed {
+            format!(
+                "; judged as Trainer {}, the latest, since --trainer was not given",
+                self.version
+            )
+        } else {
+            String::new()
+        }
+    }
+
+    /// Up to 2.2 `resourcesPerNode` replaces the runtime container's resources.
+    fn replaces_resources(self) -> bool {
+        self.version < Version::new(2, 3)
+    }
+}
+
+impl Default for TrainerRelease {
+    fn default() -> Self {
+        TrainerRelease {
+            version: trainer_crd::LATEST,
+            assumed: true,
+        }
+    }
+}
+
+/// A Trainer object lint read, kept until every file is read: a TrainJob and its
+/// runtime may sit in different files.
+#[derive(Debug)]
+pub struct Object {
+    pub kind: TrainerKind,
+    pub value: Value,
+    /// The document it is in, to place findings.
+    pub doc: Arc<Document>,
+    /// Where the object is in the document (a JSON Pointer; "" for the whole).
+    pub prefix: String,
+}
+
+/// The label that marks a runtime's replicated jobs (constants.go:36-41).
+const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
+/// The trainer container's name (`constants.Node`).
+const NODE: &str = "node";
+/// Containers a patch may not set env on (jobset.go:203-205).
+const NO_PATCHED_ENV: &[&str] = &["node", "dataset-initializer", "model-initializer"];
+/// What the torch plugin sets and a TrainJob may not (constants.go:299-300), each with
+/// what to write instead.
+const RESERVED: &[(&str, &str)] = &[
+    (
+        "PET_NNODES",
+        "set the node count with spec.trainer.numNodes",
+    ),
+    (
+        "PET_NPROC_PER_NODE",
+        "set the processes per node with spec.trainer.numProcPerNode",
+    ),
+    (
+        "PET_NODE_RANK",
+        "the plugin sets it from each pod's completion index",
+    ),
+    (
+        "PET_MASTER_ADDR",
+        "the plugin sets it to <job>-node-0-0.<job>",
+    ),
+    ("PET_MASTER_PORT", "the plugin sets it to 29500"),
+];
+
+/// Every finding about `objects`, placed in their files, judged for `release` on the
+/// cluster `facts` describes.
+pub fn judge(objects: &[Object], release: TrainerRelease, facts: &ManifestFacts) -> Vec<Finding> {
+    let values: Vec<(TrainerKind, &Value)> = objects.iter().map(|o| (o.kind, &o.value)).collect();
+    judge_values(&values, release, facts)
+        .into_iter()
+        .map(|(i, mut finding)| {
+            let object = &objects[i];
+            let pointer = finding.pointer.as_deref().unwrap_or("");
+            finding.location = Some(
+                object
+                    .doc
+                    .locate_pointer(&format!("{}{pointer}", object.prefix)),
+            );
+            finding
+        })
+        .collect()
+}
+
+/// Every finding `lint` makes about the Trainer objects among `docs`, each with the
+/// index of its document in `docs` and a JSON Pointer into it (no file position): for
+/// objects that are not in a file yet, such as rendered output. A TrainJob is judged
+/// with its runtime when that is among `docs`. Other documents are skipped.
+pub fn check_all(
+    docs: &[Value],
+    release: TrainerRelease,
+    facts: &ManifestFacts,
+) -> Vec<(usize, Finding)> {
+    let (indices, values): (Vec<usize>, Vec<(TrainerKind, &Value)>) = docs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, doc)| Some((i, (TrainerKind::of(doc)?, doc))))
+        .unzip();
+    judge_values(&values, release, facts)
+        .into_iter()
+        .map(|(i, finding)| (indices[i], finding))
+        .collect()
+}
+
+/// The findings of each of `objects`, by its index.
+fn judge_values(
+    objects: &[(TrainerKind, &Value)],
+    release: TrainerRelease,
+    facts: &ManifestFacts,
+) -> Vec<(usize, Finding)> {
+    let mut out = Vec::new();
+    for (i, (kind, value)) in objects.iter().enumerate() {
+        let findings = match kind {
+            TrainerKind::TrainJob => {
+                let runtime = runtime_of(value, objects);
+                train_job(value, runtime, release, facts)
+            }
+            _ => runtime(value, release, facts),
+        };
+        out.extend(findings.into_iter().map(|f| (i, f)));
+    }
+    out
+}
+
+/// The CRD's findings for `doc`, saying when the release was assumed.
+fn crd(doc: &Value, release: TrainerRelease) -> Vec<Finding> {
+    let mut findings = trainer_crd::check(doc, release.version);
+    let note = release.note();
+    for f in &mut findings {
+        f.message.push_str(&note);
+    }
+    findings
+}
+
+/// The runtime `job` refers to, when exactly one of `objects` fits: a
+/// ClusterTrainingRuntime by name; a TrainingRuntime by name in the job's namespace (an
+/// object without one is taken to be in any).
+fn runtime_of<'a>(job: &Value, objects: &[(TrainerKind, &'a Value)]) -> Option<&'a Value> {
+    let reference = &job["spec"]["runtimeRef"];
+    let name = reference["name"].as_str()?;
+    let group = reference["apiGroup"]
+        .as_str()
+        .unwrap_or("trainer.kubeflow.org");
+    if group != "trainer.kubeflow.org" {
+        return None;
+    }
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    let kind = TrainerKind::from_name(kind).filter(|k| k.is_runtime())?;
+    let namespace = |v: &Value| v["metadata"]["namespace"].as_str().map(str::to_owned);
+    let job_namespace = namespace(job);
+    let candidates: Vec<&Value> = objects
+        .iter()
+        .filter(|(k, v)| *k == kind && v["metadata"]["name"] == name)
+        .map(|(_, v)| *v)
+        .filter(|v| {
+            kind == TrainerKind::ClusterTrainingRuntime
+                || match (&job_namespace, namespace(v)) {
+                    (Some(a), Some(b)) => *a == b,
+                    _ => true,
+                }
+        })
+        .collect();
+    match candidates.as_slice() {
+        [one] => Some(one),
+        _ => {
+            // Several: the one in the job's very namespace, if only one is.
+            let exact: Vec<&Value> = candidates
+                .iter()
+                .copied()
+                .filter(|v| namespace(v) == job_namespace)
+                .collect();
+            match exact.as_slice() {
+                [one] => Some(one),
+                _ => None,
+            }
+        }
+    }
+}
+
+fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+}
+
+/// A runtime's replicated jobs.
+fn replicated_jobs(runtime: &Value) -> &Value {
+    &runtime["spec"]["template"]["spec"]["replicatedJobs"]
+}
+
+/// The pod spec of a replicated job.
+fn pod_of(job: &Value) -> &Value {
+    &job["template"]["spec"]["template"]["spec"]
+}
+
+fn pod_pointer(i: usize) -> String {
+    format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template/spec")
+}
+
+/// The replicated job Trainer treats as the trainer (the ancestor label), by index.
+fn trainer_job(runtime: &Value) -> Option<(usize, &Value)> {
+    items(replicated_jobs(runtime))
+        .find(|(_, j)| j["template"]["metadata"]["labels"][ANCESTOR_LABEL] == "trainer")
+}
+
+/// The names of a replicated job's containers and init containers.
+fn container_names(job: &Value) -> Vec<&str> {
+    let pod = pod_of(job);
+    ["containers", "initContainers"]
+        .iter()
+        .flat_map(|k| items(&pod[*k]).filter_map(|(_, c)| c["name"].as_str()))
+        .collect()
+}
+
+fn is_torch(runtime: &Value) -> bool {
+    runtime["spec"]["mlPolicy"]["torch"].is_object()
+}
+
+/// What rank 0's pod is called, for messages.
+const PEER: &str = "<job>-node-0-0.<job> (PET_MASTER_ADDR)";
+
+/// The pod-level rules of one pod (manifest::pod_shape), without those about the v1
+/// training operator's variables: Trainer sets only the PET_* ones (RDG151).
+fn pod_shape(pod: &Value, base: &str, peer: &str, facts: &ManifestFacts) -> Vec<Finding> {
+    let mut findings = manifest::pod_shape(pod, base, peer, facts);
+    findings.retain(|f| f.rule != Rule::OperatorManagedEnv);
+    findings
+}
+
+fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<Finding> {
+    let mut out = crd(doc, release);
+    let jobs = replicated_jobs(doc);
+    for (i, job) in items(jobs) {
+        let pod = pod_of(job);
+        if pod.is_object() {
+            out.extend(pod_shape(pod, &pod_pointer(i), PEER, facts));
+        }
+    }
+    if is_torch(doc) {
+        match trainer_job(doc) {
+            None => {
+                let (at, which) = match items(jobs).find(|(_, j)| j["name"] == NODE) {
+                    Some((i, _)) => (
+                        format!("/spec/template/spec/replicatedJobs/{i}/template"),
+                        "replicated job `node` lacks it under template.metadata.labels",
+                    ),
+                    None => (
+                        "/spec/template/spec/replicatedJobs".to_owned(),
+                        "write it on the `node` job's template.metadata.labels",
+                    ),
+                };
+                out.push(Finding::at_pointer(
+                    Rule::TrainerPodMissing,
+                    format!(
+                        "no replicated job is labelled `{ANCESTOR_LABEL}: trainer` ({which}): the torch \
+                         plugin injects no PET_* variables, and a TrainJob's image, command, env and \
+                         numNodes go nowhere"
+                    ),
+                    at,
+                ));
+            }
+            Some((i, job)) => {
+                let containers = &pod_of(job)["containers"];
+                if !items(containers).any(|(_, c)| c["name"] == NODE) {
+                    let names: Vec<&str> = items(containers)
+                        .filter_map(|(_, c)| c["name"].as_str())
+                        .collect();
+                    out.push(Finding::at_pointer(
+                        Rule::TrainerPodMissing,
+                        format!(
+                            "the trainer job `{}` has no container named `node` (it has {}): the torch \
+                             plugin injects no PET_* variables, and a TrainJob's image, command and env \
+                             go nowhere",
+                            job["name"].as_str().unwrap_or("?"),
+                            if names.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                names.join(", ")
+                            }
+                        ),
+                        format!("{}/containers", pod_pointer(i)),
+                    ));
+                }
+            }
+        }
+    }
+    out.extend(env_injection(doc));
+    out.extend(volcano(doc));
+    out
+}
+
+/// mlPolicy.torch.envInjection targets that name no replicated job or container of the
+/// runtime (torch.go validateEnvInjectionTargets).
+fn env_injection(doc: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let targets = &doc["spec"]["mlPolicy"]["torch"]["envInjection"]["targets"];
+    for (t, target) in items(targets) {
+        let at = format!("/spec/mlPolicy/torch/envInjection/targets/{t}");
+        let Some(name) = target["jobName"].as_str() else {
+            continue;
+        };
+        let Some((_, job)) = items(replicated_jobs(doc)).find(|(_, j)| j["name"] == name) else {
+            out.push(Finding::at_pointer(
+                Rule::PatchUnknownTarget,
+                format!(
+                    "envInjection names replicated job `{name}`, which the runtime does not have"
+                ),
+                format!("{at}/jobName"),
+            ));
+            continue;
+        };
+        let names = container_names(job);
+        for (c, container) in items(&target["containerNames"]) {
+            let Some(container) = container.as_str() else {
+                continue;
+            };
+            if !names.contains(&container) {
+                out.push(Finding::at_pointer(
+                    Rule::PatchUnknownTarget,
+                    format!(
+                        "envInjection names container `{container}`, which replicated job `{name}` does not have"
+                    ),
+                    format!("{at}/containerNames/{c}"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// podGroupPolicy.volcano and the pods' schedulerName must agree (RDG156).
+fn volcano(doc: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let gang = doc["spec"]["podGroupPolicy"]["volcano"].is_object();
+    for (i, job) in items(replicated_jobs(doc)) {
+        let pod = pod_of(job);
+        let scheduler = pod["schedulerName"].as_str();
+        let name = job["name"].as_str().unwrap_or("?");
+        if gang && scheduler != Some("volcano") {
+            let (at, found) = match scheduler {
+                Some(s) => (
+                    format!("{}/schedulerName", pod_pointer(i)),
+                    format!("schedulerName `{s}`"),
+                ),
+                None => (
+                    pod_pointer(i),
+                    "no schedulerName (the default scheduler)".to_owned(),
+                ),
+            };
+            out.push(Finding::at_pointer(
+                Rule::VolcanoSchedulerMismatch,
+                format!(
+                    "podGroupPolicy.volcano is set but replicated job `{name}`'s pods have {found}: \
+                     Trainer creates the PodGroup but does not set schedulerName, so they are not \
+                     gang-scheduled; add `schedulerName: volcano` to the pod template"
+                ),
+                at,
+            ));
+        } else if !gang && scheduler == Some("volcano") {
+            out.push(Finding::at_pointer(
+                Rule::VolcanoSchedulerMismatch,
+                format!(
+                    "replicated job `{name}`'s pods use schedulerName volcano but the runtime has no \
+                     podGroupPolicy.volcano: Trainer creates no PodGroup, so Volcano schedules each pod \
+                     on its own, not as a gang; add `podGroupPolicy: {{volcano: {{}}}}`"
+                ),
+                format!("{}/schedulerName", pod_pointer(i)),
+            ));
+        }
+    }
+    out
+}
+
+/// A TrainJob's patch to a runtime's pods.
+struct PodPatch<'a> {
+    /// Where the pod spec patch is (a JSON Pointer).
+    base: String,
+    /// The replicated jobs it targets: (where the name is written, the name).
+    targets: Vec<(String, String)>,
+    /// The pod spec patch.
+    patch: &'a Value,
+}
+
+/// A TrainJob's patches to the trainer's pods, in either release's shape.
+fn pod_patches(job: &Value) -> Vec<PodPatch<'_>> {
+    let mut out = Vec::new();
+    // 2.2 and later: runtimePatches[].trainingRuntimeSpec...replicatedJobs[].
+    for (i, patch) in items(&job["spec"]["runtimePatches"]) {
+        let base =
+            format!("/spec/runtimePatches/{i}/trainingRuntimeSpec/template/spec/replicatedJobs");
+        let jobs = &patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"];
+        for (j, target) in items(jobs) {
+            let name = target["name"].as_str().unwrap_or_default().to_owned();
+            out.push(PodPatch {
+                base: format!("{base}/{j}/template/spec/template/spec"),
+                targets: vec![(format!("{base}/{j}/name"), name)],
+                patch: pod_of(target),
+            });
+        }
+    }
+    // 2.1: podTemplateOverrides[]{targetJobs[], spec}.
+    for (i, patch) in items(&job["spec"]["podTemplateOverrides"]) {
+        let targets = items(&patch["targetJobs"])
+            .map(|(t, target)| {
+                (
+                    format!("/spec/podTemplateOverrides/{i}/targetJobs/{t}/name"),
+                    target["name"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        out.push(PodPatch {
+            base: format!("/spec/podTemplateOverrides/{i}/spec"),
+            targets,
+            patch: &patch["spec"],
+        });
+    }
+    out
+}
+
+fn train_job(
+    doc: &Value,
+    runtime: Option<&Value>,
+    release: TrainerRelease,
+    facts: &ManifestFacts,
+) -> Vec<Finding> {
+    let mut out = crd(doc, release);
+    let trainer = &doc["spec"]["trainer"];
+    let torch = runtime.map(is_torch);
+    let runtime_name = || {
+        format!(
+            "{} `{}`",
+            doc["spec"]["runtimeRef"]["kind"]
+                .as_str()
+                .unwrap_or("ClusterTrainingRuntime"),
+            doc["spec"]["runtimeRef"]["name"].as_str().unwrap_or("?")
+        )
+    };
+
+    if torch != Some(false) {
+        for (k, var) in items(&trainer["env"]) {
+            let Some(name) = var["name"].as_str() else {
+                continue;
+            };
+            if let Some((_, instead)) = RESERVED.iter().find(|(r, _)| *r == name) {
+                let when = if torch.is_none() {
+                    " on a runtime with mlPolicy.torch, as torch-distributed has"
+                } else {
+                    ""
+                };
+                out.push(Finding::at_pointer(
+                    Rule::TrainerReservedEnv,
+                    format!(
+                        "{name} is reserved: Trainer's webhook rejects the TrainJob{when} (\"must not have \
+                         reserved envs\") because the torch plugin sets it; {instead}"
+                    ),
+                    format!("/spec/trainer/env/{k}"),
+                ));
+            }
+        }
+    }
+    if torch == Some(true) && !trainer.is_object() {
+        out.push(Finding::at_pointer(
+            Rule::TrainJobWithoutTrainer,
+            format!(
+                "no spec.trainer: on the torch runtime {} Trainer injects no PET_* variables, so each \
+                 pod's torchrun runs alone (one node, rendezvous at localhost); write at least \
+                 `trainer: {{numNodes: N}}`",
+                runtime_name()
+            ),
+            "/spec",
+        ));
+    }
+
+    let patches = pod_patches(doc);
+    for PodPatch { base, patch, .. } in &patches {
+        for (k, c) in items(&patch["containers"]) {
+            let name = c["name"].as_str().unwrap_or_default();
+            let has_env = c["env"].as_array().is_some_and(|e| !e.is_empty());
+            if has_env && NO_PATCHED_ENV.contains(&name) {
+                out.push(Finding::at_pointer(
+                    Rule::PatchNodeEnv,
+                    format!(
+                        "the patch sets env on container `{name}`: Trainer's webhook rejects it (\"must not \
+                         have envs for the dataset-initializer, model-initializer, node containers\"); put \
+                         the trainer's variables in spec.trainer.env"
+                    ),
+                    format!("{base}/containers/{k}/env"),
+                ));
+            }
+        }
+    }
+    if let Some(runtime) = runtime {
+        out.extend(patch_targets(&patches, runtime, &runtime_name()));
+    }
+
+    // resourcesPerNode replaces the runtime container's resources up to 2.2.
+    let per_node = &trainer["resourcesPerNode"];
+    let sets_resources = per_node["limits"].is_object() || per_node["requests"].is_object();
+    let mut replaced = false;
+    if release.replaces_resources() && sets_resources {
+        let names = resource_names(per_node);
+        match runtime {
+            Some(runtime) => {
+                let container = trainer_container(runtime);
+                let lost: Vec<&str> = container
+                    .map(|c| resource_names(&c["resources"]))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|n| is_rdma_resource(n) || n.to_ascii_lowercase().contains("gpu"))
+                    .filter(|n| !names.contains(n))
+                    .collect();
+                if !lost.is_empty() {
+                    replaced = true;
+                    out.push(Finding::at_pointer(
+                        Rule::ResourcesPerNodeReplaces,
+                        format!(
+                            "on Trainer {} resourcesPerNode replaces the `node` container's resources of {}, \
+                             so its pods lose {}; repeat {} here{}",
+                            release.version,
+                            runtime_name(),
+                            lost.join(", "),
+                            if lost.len() == 1 { "it" } else { "them" },
+                            release.note()
+                        ),
+                        "/spec/trainer/resourcesPerNode",
+                    ));
+                }
+            }
+            None if !names.iter().any(|n| is_rdma_resource(n)) => {
+                out.push(Finding::at_pointer(
+                    Rule::ResourcesPerNodeUnknownRuntime,
+                    format!(
+                        "on Trainer {} resourcesPerNode replaces the `node` container's resources of {}, and \
+                         it names no RDMA resource: an RDMA device (and any GPU not repeated here) the runtime \
+                         requests is dropped; lint the runtime with the job, or repeat them here{}",
+                        release.version,
+                        runtime_name(),
+                        release.note()
+                    ),
+                    "/spec/trainer/resourcesPerNode",
+                ));
+            }
+            None => {}
+        }
+    }
+
+    match runtime {
+        Some(runtime) => out.extend(effective_pod(
+            doc, runtime, &patches, release, facts, replaced,
+        )),
+        None => {
+            // The trainer's NCCL variables alone; RDMA is on when the job asks for it.
+            let env_facts = EnvFacts {
+                rdma_on: resource_names(per_node).iter().any(|n| is_rdma_resource(n)),
+                profile: facts.platform.map(crate::platform::profile),
+                ..EnvFacts::default()
+            };
+            for (k, var) in items(&trainer["env"]) {
+                let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str())
+                else {
+                    continue;
+                };
+                for problem in nccl::check(name, value, &env_facts) {
+                    if problem.rule != Rule::OperatorManagedEnv {
+                        out.push(Finding::at_pointer(
+                            problem.rule,
+                            problem.message,
+                            format!("/spec/trainer/env/{k}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Patch targets the runtime lacks (RDG155): a replicated job, a container.
+fn patch_targets(patches: &[PodPatch<'_>], runtime: &Value, runtime_name: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let jobs: Vec<&Value> = items(replicated_jobs(runtime)).map(|(_, j)| j).collect();
+    for PodPatch {
+        base,
+        targets,
+        patch,
+    } in patches
+    {
+        for (at, name) in targets {
+            let Some(job) = jobs.iter().find(|j| j["name"] == name.as_str()) else {
+                let known: Vec<&str> = jobs.iter().filter_map(|j| j["name"].as_str()).collect();
+                out.push(Finding::at_pointer(
+                    Rule::PatchUnknownTarget,
+                    format!(
+                        "the patch names replicated job `{name}`, which {runtime_name} does not have (it has \
+                         {}): Trainer's webhook rejects the TrainJob",
+                        known.join(", ")
+                    ),
+                    at.clone(),
+                ));
+                continue;
+            };
+            let names = container_names(job);
+            for list in ["containers", "initContainers"] {
+                for (k, c) in items(&patch[list]) {
+                    let Some(container) = c["name"].as_str() else {
+                        continue;
+                    };
+                    if !names.contains(&container) {
+                        out.push(Finding::at_pointer(
+                            Rule::PatchUnknownTarget,
+                            format!(
+                                "the patch names container `{container}`, which replicated job `{name}` of \
+                                 {runtime_name} does not have: Trainer's webhook rejects the TrainJob, since a \
+                                 patch cannot add a container"
+                            ),
+                            format!("{base}/{list}/{k}/name"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The trainer's `node` container in a runtime.
+fn trainer_container(runtime: &Value) -> Option<&Value> {
+    let (_, job) = trainer_job(runtime)?;
+    items(&pod_of(job)["containers"])
+        .map(|(_, c)| c)
+        .find(|c| c["name"] == NODE)
+}
+
+/// The resource names of a ResourceRequirements (limits and requests).
+fn resource_names(requirements: &Value) -> Vec<&str> {
+    let mut names: Vec<&str> = ["limits", "requests"]
+        .iter()
+        .filter_map(|s| requirements[*s].as_object())
+        .flat_map(|m| m.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The pod `job` gets from `runtime`: its trainer pod with the job's patches, trainer
+/// env, image, command and resources applied. Problems of that pod that the runtime's
+/// own pod does not have are the job's, reported at the field that brought them.
+fn effective_pod(
+    doc: &Value,
+    runtime: &Value,
+    patches: &[PodPatch<'_>],
+    release: TrainerRelease,
+    facts: &ManifestFacts,
+    replaced: bool,
+) -> Vec<Finding> {
+    let Some((index, job)) = trainer_job(runtime) else {
+        return Vec::new();
+    };
+    let Some(job_name) = job["name"].as_str() else {
+        return Vec::new();
+    };
+    let original = pod_of(job);
+    if !original.is_object() {
+        // Not a pod spec: the CRD's finding.
+        return Vec::new();
+    }
+    let mut pod = original.clone();
+    let mut patch_pointer = None;
+    for PodPatch {
+        base,
+        targets,
+        patch,
+    } in patches
+    {
+        if targets.iter().any(|(_, t)| t == job_name) && patch.is_object() {
+            apply_pod_patch(&mut pod, patch);
+            patch_pointer.get_or_insert_with(|| base.clone());
+        }
+    }
+    let trainer = &doc["spec"]["trainer"];
+    if let Some(container) = pod["containers"]
+        .as_array_mut()
+        .and_then(|cs| cs.iter_mut().find(|c| c["name"] == NODE))
+    {
+        if let Some(env) = trainer["env"].as_array() {
+            upsert(container, "env", env, "name");
+        }
+        for field in ["image", "command", "args"] {
+            if !trainer[field].is_null() {
+                container[field] = trainer[field].clone();
+            }
+        }
+        let per_node = &trainer["resourcesPerNode"];
+        if per_node["limits"].is_object() || per_node["requests"].is_object() {
+            if release.replaces_resources() {
+                container["resources"] = per_node.clone();
+            } else {
+                // Per resource name, the TrainJob's winning (MergeResourceRequirements).
+                let mut resources = match container["resources"].take() {
+                    Value::Object(map) => map,
+                    _ => serde_json::Map::new(),
+                };
+                for section in ["limits", "requests"] {
+                    if let Some(values) = per_node[section].as_object() {
+                        let mut merged = resources
+                            .get(section)
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default();
+                        for (k, v) in values {
+                            merged.insert(k.clone(), v.clone());
+                        }
+                        resources.insert(section.to_owned(), Value::Object(merged));
+                    }
+                }
+                container["resources"] = Value::Object(resources);
+            }
+        }
+    }
+    let base = pod_pointer(index);
+    let name = doc["metadata"]["name"].as_str().unwrap_or("<job>");
+    let peer = format!("{name}-node-0-0.{name} (PET_MASTER_ADDR)");
+    let mut known: BTreeMap<(Rule, String), usize> = BTreeMap::new();
+    for f in pod_shape(original, &base, &peer, facts) {
+        *known.entry((f.rule, f.message)).or_default() += 1;
+    }
+    let runtime_label = format!(
+        "{} `{}`",
+        doc["spec"]["runtimeRef"]["kind"]
+            .as_str()
+            .unwrap_or("ClusterTrainingRuntime"),
+        doc["spec"]["runtimeRef"]["name"].as_str().unwrap_or("?")
+    );
+    let mut out = Vec::new();
+    for f in pod_shape(&pod, &base, &peer, facts) {
+        if let Some(n) = known.get_mut(&(f.rule, f.message.clone()))
+            && *n > 0
+        {
+            *n -= 1;
+            continue;
+        }
+        if replaced && f.rule == Rule::IpcLockWithoutRdma {
+            // RDG152 already says the RDMA resource is lost.
+            continue;
+        }
+        let pointer = f.pointer.as_deref().unwrap_or("");
+        let at = blame(pointer, &pod, trainer, patch_pointer.as_deref());
+        out.push(Finding::at_pointer(
+            f.rule,
+            format!(
+                "in the pods this TrainJob gets from {runtime_label}: {}",
+                f.message
+            ),
+            at,
+        ));
+    }
+    out
+}
+
+/// The TrainJob field that brought a problem of its effective pod at `pointer`: an
+/// env var of spec.trainer.env, resourcesPerNode, the first patch, else runtimeRef.
+fn blame(pointer: &str, pod: &Value, trainer: &Value, patch: Option<&str>) -> String {
+    let segments: Vec<&str> = pointer.split('/').collect();
+    let position = |key: &str| segments.iter().position(|s| *s == key);
+    if let (Some(c), Some(e)) = (position("containers"), position("env")) {
+        let index = |i: usize| segments.get(i + 1).and_then(|s| s.parse::<usize>().ok());
+        let name = index(c)
+            .zip(index(e))
+            .and_then(|(c, e)| pod["containers"][c]["env"][e]["name"].as_str());
+        if let Some(k) = name
+            .and_then(|n| items(&trainer["env"]).find_map(|(k, v)| (v["name"] == n).then_some(k)))
+        {
+            return format!("/spec/trainer/env/{k}");
+        }
+    }
+    if position("resources").is_some() && trainer["resourcesPerNode"].is_object() {
+        return "/spec/trainer/resourcesPerNode".to_owned();
+    }
+    patch.map_or_else(|| "/spec/runtimeRef".to_owned(), str::to_owned)
+}
+
+/// Apply a PodSpecPatch (or 2.1 PodTemplateSpecOverride spec) to `pod` as Trainer's
+/// strategic merge does: containers, init containers, volumes and the like by name,
+/// maps merged, other lists (tolerations, `capabilities.add`) replaced.
+fn apply_pod_patch(pod: &mut Value, patch: &Value) {
+    let Some(patch) = patch.as_object() else {
+        return;
+    };
+    for (key, value) in patch {
+        match key.as_str() {
+            "containers" | "initContainers" => {
+                for c in value.as_array().into_iter().flatten() {
+                    let existing = pod[key.as_str()]
+                        .as_array_mut()
+                        .and_then(|cs| cs.iter_mut().find(|e| e["name"] == c["name"]));
+                    if let Some(existing) = existing {
+                        merge_container(existing, c);
+                    }
+                }
+            }
+            "volumes" | "imagePullSecrets" | "schedulingGates" => {
+                if let Some(list) = value.as_array() {
+                    upsert(pod, key, list, "name");
+                }
+            }
+            _ => merge_value(&mut pod[key.as_str()], value),
+        }
+    }
+}
+
+fn merge_container(container: &mut Value, patch: &Value) {
+    let Some(patch) = patch.as_object() else {
+        return;
+    };
+    for (key, value) in patch {
+        match key.as_str() {
+            "name" => {}
+            "env" => {
+                if let Some(list) = value.as_array() {
+                    upsert(container, "env", list, "name");
+                }
+            }
+            "volumeMounts" => {
+                if let Some(list) = value.as_array() {
+                    upsert(container, "volumeMounts", list, "mountPath");
+                }
+            }
+            _ => merge_value(&mut container[key.as_str()], value),
+        }
+    }
+}
+
+/// Maps merged key by key; anything else (lists among it) replaced.
+fn merge_value(target: &mut Value, patch: &Value) {
+    match (target.as_object_mut(), patch.as_object()) {
+        (Some(target), Some(patch)) => {
+            for (k, v) in patch {
+                merge_value(target.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        _ => *target = patch.clone(),
+    }
+}
+
+/// Upsert `list`'s items into `object[key]` by their `merge_key`.
+fn upsert(object: &mut Value, key: &str, list: &[Value], merge_key: &str) {
+    if !object[key].is_array() {
+        object[key] = Value::Array(Vec::new());
+    }
+    let Some(target) = object[key].as_array_mut() else {
+        return;
+    };
+    for item in list {
+        match target
+            .iter_mut()
+            .find(|t| t[merge_key] == item[merge_key] && !item[merge_key].is_null())
+        {
+            Some(existing) => *existing = item.clone(),
+            None => target.push(item.clone()),
+        }
+    }
+}
+
+/// The kind a document was meant to be, when it names a Trainer kind with the wrong
+/// apiVersion: (pointer, why), for `lint`'s "nothing to lint" message.
+pub fn near_miss(doc: &Value) -> Option<(&'static str, String)> {
+    let kind = doc["kind"].as_str()?;
+    TrainerKind::from_name(kind)?;
+    let api_version = doc["apiVersion"].as_str().unwrap_or("");
+    let why = format!(
+        "apiVersion `{api_version}` is not {API_VERSION}{}",
+        if api_version.starts_with("kubeflow.org/") {
+            " (Trainer v2.0 renamed the group from kubeflow.org)"
+        } else {
+            ""
+        }
+    );
+    Some(("/apiVersion", why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rules(found: &[Finding]) -> Vec<(Rule, String)> {
+        found
+            .iter()
+            .map(|f| (f.rule, f.pointer.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    fn rdma_runtime() -> Value {
+        json!({"apiVersion": API_VERSION, "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": "rdma"},
+            "spec": {"mlPolicy": {"numNodes": 2, "torch": {}},
+                "template": {"spec": {"replicatedJobs": [{"name": "node",
+                    "template": {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
+                        "spec": {"template": {"spec": {
+                            "containers": [{"name": "node", "image": "img",
+                                "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}},
+                                "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+                                "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}],
+                            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]}}}}}]}}}})
+    }
+
+    fn job(spec: Value) -> Value {
+        json!({"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": {"name": "j"},
+            "spec": spec})
+    }
+
+    #[test]
+    fn a_patch_that_replaces_capabilities_drops_ipc_lock_in_the_effective_pod() {
+        let runtime = rdma_runtime();
+        assert!(
+            super::runtime(
+                &runtime,
+                TrainerRelease::default(),
+                &ManifestFacts::default()
+            )
+            .is_empty()
+        );
+        let doc = job(
+            json!({"runtimeRef": {"name": "rdma"}, "trainer": {"numNodes": 2},
+            "runtimePatches": [{"manager": "x.io/y", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "containers": [{"name": "node", "securityContext": {"capabilities": {"add": ["SYS_PTRACE"]}}}]
+                }}}}}]}}}}]}),
+        );
+        let found = train_job(
+            &doc,
+            Some(&runtime),
+            TrainerRelease::default(),
+            &ManifestFacts::default(),
+        );
+        assert_eq!(
+            rules(&found),
+            [(Rule::RdmaWithoutIpcLock, "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec".to_owned())]
+        );
+        assert!(found[0].message.starts_with("in the pods this TrainJob gets from ClusterTrainingRuntime `rdma`: rdma/hca is requested"));
+    }
+
+    /// Objects of the wrong shape anywhere are the CRD's findings, never a panic.
+    #[test]
+    fn misshapen_objects_do_not_panic() {
+        let shapes = [
+            json!("x"),
+            json!(3),
+            json!([]),
+            json!(null),
+            json!({"a": 1}),
+        ];
+        let paths: &[&[&str]] = &[
+            &["spec"],
+            &["spec", "trainer"],
+            &["spec", "trainer", "env"],
+            &["spec", "trainer", "resourcesPerNode"],
+            &["spec", "trainer", "resourcesPerNode", "limits"],
+            &["spec", "runtimePatches"],
+            &["spec", "podTemplateOverrides"],
+            &["spec", "template", "spec", "replicatedJobs"],
+            &[
+                "spec",
+                "template",
+                "spec",
+                "replicatedJobs",
+                "0",
+                "template",
+                "spec",
+                "template",
+                "spec",
+            ],
+            &[
+                "spec",
+                "template",
+                "spec",
+                "replicatedJobs",
+                "0",
+                "template",
+                "spec",
+                "template",
+                "spec",
+                "containers",
+                "0",
+                "resources",
+            ],
+            &[
+                "spec",
+                "template",
+                "spec",
+                "replicatedJobs",
+                "0",
+                "template",
+                "spec",
+                "template",
+                "spec",
+                "containers",
+                "0",
+                "env",
+            ],
+        ];
+        let patched = job(
+            json!({"runtimeRef": {"name": "rdma"}, "trainer": {"numNodes": 2,
+            "env": [{"name": "A", "value": "1"}], "resourcesPerNode": {"limits": {"cpu": 1}}},
+            "runtimePatches": [{"manager": "x.io/y", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "containers": [{"name": "node", "env": [{"name": "B"}], "securityContext": {"privileged": true}}],
+                    "volumes": [{"name": "v"}], "tolerations": []}}}}}]}}}}]}),
+        );
+        for shape in &shapes {
+            for path in paths {
+                for base in [rdma_runtime(), patched.clone()] {
+                    let mut doc = base;
+                    let mut at = &mut doc;
+                    for key in &path[..path.len() - 1] {
+                        at = match key.parse::<usize>() {
+                            Ok(i) if at.get(i).is_some() => &mut at[i],
+                            _ if at.is_object() => &mut at[*key],
+                            _ => break,
+                        };
+                    }
+                    if at.is_object() {
+                        at[path[path.len() - 1]] = shape.clone();
+                    }
+                    for release in [Version::new(2, 1), Version::new(2, 2), Version::new(2, 3)] {
+                        let docs = [rdma_runtime(), doc.clone(), patched.clone()];
+                        let _ = check_all(
+                            &docs,
+                            TrainerRelease::given(release),
+                            &ManifestFacts::default(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn check_all_judges_rendered_documents_together() {
+        let runtime = rdma_runtime();
+        let doc = job(json!({"runtimeRef": {"name": "rdma"}}));
+        let service = json!({"apiVersion": "v1", "kind": "Service"});
+        let found = check_all(
+            &[service, runtime, doc],
+            TrainerRelease::given(Version::new(2, 3)),
+            &ManifestFacts::default(),
+        );
+        let found: Vec<(usize, Rule, Option<String>)> = found
+            .into_iter()
+            .map(|(i, f)| (i, f.rule, f.pointer))
+            .collect();
+        assert_eq!(
+            found,
+            [(2, Rule::TrainJobWithoutTrainer, Some("/spec".to_owned()))]
+        );
+    }
+
+    #[test]
+    fn resources_per_node_replaces_up_to_2_2_and_merges_on_2_3() {
+        let runtime = rdma_runtime();
+        let doc = job(
+            json!({"runtimeRef": {"name": "rdma"}, "trainer": {"numNodes": 2,
+            "resourcesPerNode": {"limits": {"cpu": 8, "memory": "64Gi"}}}}),
+        );
+        let old = TrainerRelease::given(Version::new(2, 2));
+        let found = train_job(&doc, Some(&runtime), old, &ManifestFacts::default());
+        assert_eq!(
+            rules(&found),
+            [(
+                Rule::ResourcesPerNodeReplaces,
+                "/spec/trainer/resourcesPerNode".to_owned()
+            )]
+        );
+        assert!(
+            found[0].message.contains("lose nvidia.com/gpu, rdma/hca"),
+            "{}",
+            found[0].message
+        );
+        let new = TrainerRelease::given(Version::new(2, 3));
+        assert!(train_job(&doc, Some(&runtime), new, &ManifestFacts::default()).is_empty());
+        // Without the runtime, a warning on 2.2.
+        let found = train_job(&doc, None, old, &ManifestFacts::default());
+        assert_eq!(
+            rules(&found),
+            [(
+                Rule::ResourcesPerNodeUnknownRuntime,
+                "/spec/trainer/resourcesPerNode".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn trainer_env_is_judged_with_the_runtime() {
+        let runtime = rdma_runtime();
+        let doc = job(
+            json!({"runtimeRef": {"name": "rdma"}, "trainer": {"numNodes": 2,
+            "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}, {"name": "PET_NNODES", "value": "2"}]}}),
+        );
+        let found = train_job(
+            &doc,
+            Some(&runtime),
+            TrainerRelease::default(),
+            &ManifestFacts::default(),
+        );
+        assert_eq!(
+            rules(&found),
+            [
+                (Rule::TrainerReservedEnv, "/spec/trainer/env/1".to_owned()),
+                (Rule::IbDisableWithRdma, "/spec/trainer/env/0".to_owned()),
+                (Rule::DebugOnlyVariable, "/spec/trainer/env/0".to_owned()),
+            ]
+        );
+        // Alone, nothing says RDMA is on: NCCL_IB_DISABLE=1 then says the job runs over TCP.
+        let found = train_job(
+            &doc,
+            None,
+            TrainerRelease::default(),
+            &ManifestFacts::default(),
+        );
+        assert_eq!(
+            rules(&found),
+            [(Rule::TrainerReservedEnv, "/spec/trainer/env/1".to_owned())]
+        );
+    }
+}
