@@ -286,8 +286,10 @@ fn pod_shape(pod: &Value, base: &str, peer: &str, facts: &ManifestFacts) -> Vec<
 
 fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<Finding> {
     let mut out = crd(doc, release);
-    let jobs = replicated_jobs(doc);
-    for (i, job) in items(jobs) {
+    // The pods are judged as the API server keeps them: pruning removes object fields
+    // only, so pointers into `kept` are pointers into `doc`.
+    let kept = trainer_crd::prune(doc, release.version);
+    for (i, job) in items(replicated_jobs(&kept)) {
         let pod = pod_of(job);
         if pod.is_object() {
             out.extend(pod_shape(pod, &pod_pointer(i), PEER, facts));
@@ -296,7 +298,8 @@ fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<F
     if is_torch(doc) {
         match trainer_job(doc) {
             None => {
-                let (at, which) = match items(jobs).find(|(_, j)| j["name"] == NODE) {
+                let (at, which) = match items(replicated_jobs(doc)).find(|(_, j)| j["name"] == NODE)
+                {
                     Some((i, _)) => (
                         format!("/spec/template/spec/replicatedJobs/{i}/template"),
                         "replicated job `node` lacks it under template.metadata.labels",
@@ -602,9 +605,15 @@ fn train_job(
     }
 
     match runtime {
-        Some(runtime) => out.extend(effective_pod(
-            doc, runtime, &patches, release, facts, replaced,
-        )),
+        Some(runtime) => {
+            // The pod is built from what the API server keeps of both objects.
+            let kept = trainer_crd::prune(doc, release.version);
+            let runtime = trainer_crd::prune(runtime, release.version);
+            let patches = pod_patches(&kept);
+            out.extend(effective_pod(
+                &kept, &runtime, &patches, release, facts, replaced,
+            ));
+        }
         None => {
             // The trainer's NCCL variables alone; RDMA is on when the job asks for it.
             let env_facts = EnvFacts {

@@ -15,6 +15,8 @@
 //! - [`TrainerKind::of`]`(doc)`: which of the three kinds `doc` is, if any.
 //! - [`CrdRelease::for_release`]`(release)`: the vendored CRDs that judge `release`,
 //!   or `None` below 2.1 (see [`supported`]).
+//! - [`prune`]`(doc, release) -> Value`: `doc` as the API server keeps it (every field
+//!   the CRD lacks removed), for checks of what the cluster will really run.
 //!
 //! # Which CRDs judge which release
 //!
@@ -196,6 +198,43 @@ impl CrdRelease {
 /// Whether rdmagen can judge Trainer `release` (2.1 and later).
 pub fn supported(release: Version) -> bool {
     CrdRelease::for_release(release).is_some()
+}
+
+/// `doc` as the API server keeps it for Trainer `release`: every field its CRD does
+/// not have removed, as structural pruning does (the object's own `metadata` is the API
+/// server's to judge, and stays whole). What a check of the effective object should
+/// look at, where [`check`] reports what was written. A document that is not a Trainer
+/// object, or a release without CRDs, comes back unchanged.
+pub fn prune(doc: &Value, release: Version) -> Value {
+    let mut kept = doc.clone();
+    if let (Some(kind), Some(crd)) = (TrainerKind::of(doc), CrdRelease::for_release(release)) {
+        prune_with(&mut kept, &compiled(crd, kind).schema);
+    }
+    kept
+}
+
+fn prune_with(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(map) => {
+            let properties = schema["properties"].as_object();
+            let additional = &schema["additionalProperties"];
+            map.retain(|key, v| {
+                match properties.and_then(|p| p.get(key)) {
+                    Some(s) => prune_with(v, s),
+                    None if additional.is_object() => prune_with(v, additional),
+                    None if *additional == Value::Bool(false) => return false,
+                    None => {}
+                }
+                true
+            });
+        }
+        Value::Array(items) if schema["items"].is_object() => {
+            for item in items {
+                prune_with(item, &schema["items"]);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Why `release` cannot be judged, for a usage error or a finding.
@@ -1194,6 +1233,26 @@ mod tests {
             ["template"]["spec"]["containers"][0];
         container["resources"]["limits"]["cpu"] = json!(0.5);
         assert_eq!(check(&doc, LATEST).len(), 1);
+    }
+
+    #[test]
+    fn pruning_keeps_what_the_api_server_keeps() {
+        let doc = runtime(json!({"numProcPerNode": "auto"}));
+        let mut labelled = doc.clone();
+        labelled["metadata"]["labels"] = json!({"a": "b"});
+        labelled["spec"]["bogus"] = json!(1);
+        let kept = prune(&labelled, LATEST);
+        assert_eq!(kept["spec"]["mlPolicy"]["torch"], json!({}));
+        assert_eq!(kept["spec"].get("bogus"), None);
+        assert_eq!(kept["metadata"]["labels"], json!({"a": "b"}));
+        assert_eq!(
+            kept["spec"]["template"], labelled["spec"]["template"],
+            "known fields stay"
+        );
+        assert_eq!(
+            prune(&labelled, Version::new(2, 1))["spec"]["mlPolicy"],
+            doc["spec"]["mlPolicy"]
+        );
     }
 
     #[test]
