@@ -6,6 +6,7 @@
 
 pub mod lint;
 pub mod manifest;
+mod message;
 pub mod storage;
 pub mod trainer;
 pub mod trainer_crd;
@@ -27,6 +28,7 @@ use crate::plan::pod_parts::TRAINING_CONTAINER;
 use crate::plan::trainer::RuntimePlan;
 use crate::plan::{self, Plan};
 use manifest::ManifestFacts;
+use message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
@@ -353,11 +355,6 @@ impl Schema {
     }
 }
 
-/// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
-pub(crate) fn pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
 impl Default for Verifier {
     fn default() -> Self {
         Self::new()
@@ -372,9 +369,17 @@ fn trainer_errors(
     release: crate::model::target::Version,
     facts: &ManifestFacts,
 ) -> Vec<Finding> {
+    // RDG152/153 guard a hand-written resourcesPerNode that repeats too little of the
+    // runtime's; rdmagen writes the job's whole set, and plan::trainer has already
+    // compared the pod it gives with the plan's (RDG136, RDG137).
+    let decided = [
+        Rule::ResourcesPerNodeReplaces,
+        Rule::ResourcesPerNodeUnknownRuntime,
+    ];
     trainer::check_all(docs, trainer::TrainerRelease::given(release), facts)
         .into_iter()
         .filter(|(i, f)| *i == index && f.rule.info().severity == Severity::Error)
+        .filter(|(_, f)| !decided.contains(&f.rule))
         .map(|(_, p)| {
             let pointer = p.pointer.unwrap_or_default();
             let message = format!("{}: {}", path_or_root(&pointer), p.message);
@@ -397,37 +402,6 @@ fn one_document(text: &str) -> Result<Value, Finding> {
 
 fn problem(rule: Rule, message: impl Into<String>) -> Finding {
     Finding::new(rule, message, None)
-}
-
-/// The longest value a finding quotes from rendered output, in bytes of JSON.
-pub(crate) const MAX_QUOTED: usize = 160;
-
-/// A schema error as a message, quoting the offending value only when it is short.
-/// A user template can render any text, a whole file even, where an object belongs;
-/// a finding then names the problem and the value's size, and never replays the file
-/// into a CI log.
-pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
-    let size = e.instance().to_string().len();
-    if size <= MAX_QUOTED {
-        e.to_string()
-    } else {
-        e.masked_with(format!("a value of {size} bytes"))
-            .to_string()
-    }
-}
-
-/// `value` as JSON when short, else its size (see [`schema_message`]).
-pub(crate) fn quoted(value: &Value) -> String {
-    let json = value.to_string();
-    if json.len() <= MAX_QUOTED {
-        json
-    } else {
-        format!("a value of {} bytes", json.len())
-    }
-}
-
-pub(crate) fn path_or_root(path: &str) -> &str {
-    if path.is_empty() { "/" } else { path }
 }
 
 /// Parse rendered YAML the way a strict consumer would: YAML 1.1 booleans stay

@@ -72,7 +72,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule};
 use crate::model::target::Version;
-use crate::verify::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
+use crate::verify::message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
 
 /// The `apiVersion` of every Trainer v2 object.
 pub const API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";

@@ -1,0 +1,41 @@
+//! How findings about rendered or linted documents quote them: paths, JSON Pointer
+//! segments and values, short and safe to print (shared by the schema checks and the
+//! Trainer CRD checks).
+
+use serde_json::Value;
+
+/// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
+pub(crate) fn pointer_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// The longest value a finding quotes from rendered output, in bytes of JSON.
+pub(crate) const MAX_QUOTED: usize = 160;
+
+/// A schema error as a message, quoting the offending value only when it is short.
+/// A user template can render any text, a whole file even, where an object belongs;
+/// a finding then names the problem and the value's size, and never replays the file
+/// into a CI log.
+pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let size = e.instance().to_string().len();
+    if size <= MAX_QUOTED {
+        e.to_string()
+    } else {
+        e.masked_with(format!("a value of {size} bytes"))
+            .to_string()
+    }
+}
+
+/// `value` as JSON when short, else its size (see [`schema_message`]).
+pub(crate) fn quoted(value: &Value) -> String {
+    let json = value.to_string();
+    if json.len() <= MAX_QUOTED {
+        json
+    } else {
+        format!("a value of {} bytes", json.len())
+    }
+}
+
+pub(crate) fn path_or_root(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
