@@ -130,6 +130,23 @@ pub fn symlink_refused() -> io::Error {
 /// and files over [`max_file_size`]. Thousands of small files are read per run, so
 /// this makes one open, one fstat and reads until the end.
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let limit = max_file_size();
+    let (file, size) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
+    // Read one byte past the limit: a file that grew (or lied about its size, as
+    // /proc files do) is still caught.
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(bytes)
+}
+
+/// Open a regular file for reading, as [`read_regular`] would read it: no symlink,
+/// nothing but a regular file, not over [`max_file_size`] by its size. Returns the
+/// file and that size. A caller that streams it must still stop at the limit (see
+/// [`limited`]): a file may grow while it is read.
+pub fn open_regular(path: &Path) -> io::Result<(std::fs::File, u64)> {
     refuse_symlinked_name(path)?;
     let limit = max_file_size();
     let flags =
@@ -153,16 +170,18 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     if size > limit {
         return Err(too_large(limit));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
-    // Read one byte past the limit: a file that grew (or lied about its size, as
-    // /proc files do) is still caught.
-    std::fs::File::from(fd)
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
+    Ok((std::fs::File::from(fd), size))
+}
+
+/// The error for `read` bytes read from a stream: `Err` once they pass
+/// [`max_file_size`], so that a streaming reader stops there as a whole-file read
+/// would, with the same message.
+pub fn limited(read: u64) -> io::Result<()> {
+    let limit = max_file_size();
+    if read > limit {
         return Err(too_large(limit));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// [`read_regular`] as UTF-8 text.

@@ -9,7 +9,7 @@
 //! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
 //! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`] →
 //! [`yaml`], [`kubernetes`], [`packages`] → [`model`], [`render`] → [`platform`] →
-//! [`nccl`] → [`dockerfile`], [`detect`], [`smoke`] → [`plan`] → [`verify`] → [`pipeline`] →
+//! [`nccl`] → [`dockerfile`], [`detect`], [`smoke`], [`nccl_log`] → [`plan`] → [`verify`] → [`pipeline`] →
 //! [`emit`] → [`golden`] → [`output`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
@@ -24,6 +24,7 @@ pub mod golden;
 pub mod kubernetes;
 pub mod model;
 pub mod nccl;
+pub mod nccl_log;
 pub mod output;
 pub mod packages;
 pub mod pipeline;

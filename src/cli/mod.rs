@@ -10,6 +10,7 @@ mod exit;
 mod input_args;
 mod lint;
 mod man;
+mod nccl_log;
 mod output_args;
 mod present;
 mod render;
@@ -95,6 +96,8 @@ pub enum Command {
     Dockerfile(dockerfile::DockerfileArgs),
     /// Check Dockerfiles (and a captured dpkg -l) for missing RDMA packages and baked-in NCCL variables.
     ImageCheck(dockerfile::ImageCheckArgs),
+    /// Say whether a run used RDMA, from its NCCL_DEBUG logs, nccl-tests or perftest output.
+    NcclLog(nccl_log::NcclLogArgs),
     /// Print the configuration in effect (.rdmagen.yaml and rule flags), and where each value comes from.
     Config(config::ConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -223,6 +226,13 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
                 args.pools = pools.value.clone();
             }
         }
+        // The configured pools are where --pool looks; without --pool, nccl-log
+        // judges no pool.
+        Command::NcclLog(args) if args.pool.is_some() => {
+            if let Some(pools) = pools {
+                args.pools = pools.value.clone();
+            }
+        }
         Command::Config(args) => args.config = Some(config.clone()),
         _ => {}
     }
@@ -325,6 +335,7 @@ impl Command {
             Command::Detect(a) => Some(a.print.format),
             Command::Dockerfile(a) => Some(a.print.format),
             Command::ImageCheck(a) => Some(a.print.format),
+            Command::NcclLog(a) => Some(a.print.format),
             _ => None,
         }
     }
@@ -339,6 +350,7 @@ impl Command {
             Command::Detect(a) => Some(&mut a.print),
             Command::Dockerfile(a) => Some(&mut a.print),
             Command::ImageCheck(a) => Some(&mut a.print),
+            Command::NcclLog(a) => Some(&mut a.print),
             _ => None,
         }
     }
@@ -353,6 +365,7 @@ impl Command {
             Command::Detect(a) => Some(&mut a.rules),
             Command::Dockerfile(a) => Some(&mut a.rules),
             Command::ImageCheck(a) => Some(&mut a.rules),
+            Command::NcclLog(a) => Some(&mut a.rules),
             Command::Config(a) => Some(&mut a.rules),
             _ => None,
         }
@@ -373,6 +386,7 @@ fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
         Command::Schema(args) => schema::run(args, streams),
         Command::Dockerfile(args) => dockerfile::run(args, streams),
         Command::ImageCheck(args) => dockerfile::image_check(args, streams),
+        Command::NcclLog(args) => nccl_log::run(args, streams),
         Command::Config(args) => config::show(args, streams),
         Command::Completions(args) => completions::run(args, streams),
         Command::Man(args) => man::run(args, streams),

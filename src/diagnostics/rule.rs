@@ -363,6 +363,36 @@ rules! {
     RoceV1Only "RDG109" Warning false,
         "the RoCE devices have only RoCE v1 GIDs", NCCL_GID_SELECTION,
         "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
+    NcclSocketTransport "RDG140" Error false,
+        "NCCL carried the inter-node data over TCP sockets, not RDMA", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net.cc#L324-L331",
+        "nccl-log: `Using network Socket` or channels `via NET/Socket/N` mean the run did not use RDMA: it works, at a small fraction of the fabric's rate (3.15 GB/s instead of 187 on the same Azure nodes). The finding names the reason the log shows (NCCL_IB_DISABLE, no libibverbs, no device), which has a finding of its own. An IPoIB interface in the socket list (`ib0`) is still TCP. Not reported for a pool whose fabric is tcp.";
+    NcclIbUnavailable "RDG141" Error false,
+        "NCCL's IB transport did not start: disabled, no libibverbs, or no device", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/init.cc#L469-L471",
+        "nccl-log: `NCCL_IB_DISABLE set by environment to 1` turns RDMA off (a job with `rdma: off`, or an image ENV: `rdmagen image-check`); `Failed to open libibverbs.so` means the image lacks the RDMA user space (`rdmagen dockerfile` installs it); `NET/IB : No device found` means no usable verbs device: no provider library (ibverbs-providers), no RDMA device given to the pod (its RDMA resource), or NCCL_IB_HCA naming devices the node lacks.";
+    NcclQpConnect "RDG142" Error false,
+        "NCCL could not connect RDMA queue pairs: wrong or unroutable GID, mismatched NICs", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/misc/ibvwrap.cc#L336-L377",
+        "nccl-log: `Call to ibv_modify_qp failed` with `Invalid argument` usually means NCCL_IB_GID_INDEX (the pool's `gidIndex`) forces an index that does not fit, `Network is unreachable` a GID with no route (link-local, or no address on the RDMA netdev), `Connection timed out` NICs not connected across rails (NCCL_CROSS_NIC=0). A RoCE queue pair on a link-local GID (fe80::), or a GID index other than the pool's, is reported here too.";
+    NcclVerbsResources "RDG143" Error false,
+        "creating an RDMA queue pair, completion queue or memory region failed", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/misc/ibvwrap.cc#L38-L45",
+        "nccl-log: `Call to ibv_create_qp failed` (or ibv_reg_mr, ibv_create_cq) with `Cannot allocate memory` is the locked-memory limit: RDMA pins its buffers, so the container needs the IPC_LOCK capability (rdmagen adds it to every RDMA job) and an unlimited memlock ulimit. `ibv_reg_mr ... Bad address` on GPU memory means nvidia-peermem (or dma-buf) is missing.";
+    NcclCompletionError "RDG144" Error false,
+        "an RDMA operation failed on the fabric: a completion error or a device event", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/common.h#L612-L630",
+        "nccl-log: `Got completion from peer ... status=12` is IBV_WC_RETRY_EXC_ERR: the peer did not acknowledge within NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT (a flapping or lossy link, a RoCE fabric without PFC/ECN, or a timeout too short: the pool's `ibTimeout`). Status 4 (LOC_PROT_ERR) points at ACS breaking GPUDirect RDMA; status 5 (WR_FLUSH_ERR) follows an earlier error. Fatal async events and GID table changes come from the NIC itself.";
+    NcclNoGdr "RDG145" Error false,
+        "RDMA was used without GPUDirect RDMA", "https://github.com/NVIDIA/nccl/issues/412",
+        "nccl-log: NET channels without `/GDRDMA`, `GDR 0` in `Connected all rings`, or `GPU Direct RDMA Disabled for HCA` mean the NIC cannot read and write GPU memory, so every transfer is staged through host memory: about 2/3 of the bandwidth (sjeaugey, NVIDIA/nccl#412). Usually nvidia-peermem (or dma-buf) is missing on the node, PCIe ACS redirects peer traffic, or the NIC is far from the GPU (NCCL_NET_GDR_LEVEL). Re-grade it (`--severity RDG145=warning`) where NICs hang off the CPU by design.";
+    NcclLowBandwidth "RDG146" Error false,
+        "the large-message bandwidth is below the plausible share of the pool's line rate", "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md",
+        "nccl-log: the bus-bandwidth plateau of nccl-tests (rows of at least 256 MiB; never the `# Avg bus bandwidth` line, which averages in the small sizes) or ib_write_bw's average (one NIC) is compared with the line rate of the pool's network label (\"IB 8*200G\": 1600 Gb/s = 200 GB/s). Healthy fabrics reach about 96% (NCCL's maintainers: 24 GB/s per 200G NIC); below 80% is a finding, below 10% is almost certainly TCP. On two nodes tree and NVLS can exceed the line rate, so only the lower bound is judged.";
+    NcclVersionMismatch "RDG147" Error false,
+        "the nodes run different NCCL versions", "https://github.com/NVIDIA/nccl-tests/issues/185",
+        "nccl-log: each host's version, printed (`NCCL version 2.19.3+cuda12.3`) or bounded by the formats its lines use (2.18's plugin lines differ from 2.19's), must agree. Mixed versions fail to connect (`ibv_modify_qp ... Network is unreachable` in NVIDIA/nccl-tests#185) or hang: build every node's image from one base.";
+    NcclOtherError "RDG148" Error false,
+        "the log holds another error: an NCCL WARN line, wrong results, a framework NCCL error", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/debug.cc#L328-L354",
+        "nccl-log: every `NCCL WARN` line is an error line; those of no more specific rule are reported here with their text, as are nccl-tests' wrong results (`#wrong` above 0, out-of-bounds values), perftest's connection failures, and PyTorch's `NCCL error` and watchdog timeouts.";
+    NcclUndetermined "RDG149" Error false,
+        "the log does not show whether RDMA carried the data", "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug",
+        "nccl-log: without NCCL_DEBUG=INFO NCCL prints nothing about its network, which is not evidence of a fallback either (NVIDIA's fabric guide: grepping an ordinary run finds nothing); and a single-node run (`nNodes 1`) sends nothing across the network. Run across at least two nodes with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV, or accept it with `--severity RDG149=warning`.";
     UnusedSuppression "RDG130" Warning false,
         "a suppression suppresses nothing", "https://docs.astral.sh/ruff/rules/unused-noqa/",
         "A `# rdmagen: ignore=` comment or an `rdmagen.io/ignore` annotation names a rule that made no finding where it applies (the comment's line and the next; the annotated object). Either the problem was fixed or the rule is off, and the stale suppression would hide the next real finding there. ruff reports its unused `noqa` comments the same way (RUF100).";

@@ -29,6 +29,13 @@ impl Sources {
         self.files.insert(name, SourceFile::new(text));
     }
 
+    /// Some lines of a file, by line number (1-based), for a reader that streams a
+    /// file too large to keep (`nccl-log`): findings can quote these lines and no
+    /// others.
+    pub fn add_lines(&mut self, name: Arc<str>, lines: BTreeMap<usize, String>) {
+        self.files.insert(name, SourceFile::Lines(lines));
+    }
+
     pub fn extend(&mut self, other: Sources) {
         self.files.extend(other.files);
     }
@@ -40,9 +47,23 @@ impl Sources {
 
     /// The source line a location points at, without its line break.
     pub fn line(&self, location: &Location) -> Option<&str> {
-        self.files
-            .get(&location.file)?
-            .line(location.line.checked_sub(1)?)
+        match self.files.get(&location.file)? {
+            SourceFile::Text(text) => text.line(location.line.checked_sub(1)?),
+            SourceFile::Lines(lines) => lines.get(&location.line).map(String::as_str),
+        }
+    }
+}
+
+/// A file's whole text, or only the lines findings quote.
+#[derive(Debug)]
+enum SourceFile {
+    Text(TextFile),
+    Lines(BTreeMap<usize, String>),
+}
+
+impl SourceFile {
+    fn new(text: Arc<str>) -> Self {
+        SourceFile::Text(TextFile::new(text))
     }
 }
 
@@ -50,14 +71,14 @@ impl Sources {
 /// finding a line by counting line breaks from the top made printing N findings of one
 /// file cost N × its size (100 000 findings in a 1.7 MB file: minutes).
 #[derive(Debug)]
-struct SourceFile {
+struct TextFile {
     text: Arc<str>,
     line_starts: OnceLock<Vec<usize>>,
 }
 
-impl SourceFile {
+impl TextFile {
     fn new(text: Arc<str>) -> Self {
-        SourceFile {
+        TextFile {
             text,
             line_starts: OnceLock::new(),
         }
@@ -140,6 +161,22 @@ mod tests {
         assert_eq!(line(&s, 1), Some(""));
         assert_eq!(line(&s, 2), Some(""));
         assert_eq!(line(&s, 3), Some("x"));
+    }
+
+    #[test]
+    fn sparse_files_quote_only_their_lines() {
+        let mut s = Sources::default();
+        s.add_lines(
+            "big.log".into(),
+            BTreeMap::from([(7, "seventh".to_owned())]),
+        );
+        let at = |line| Location {
+            file: "big.log".into(),
+            line,
+            column: 1,
+        };
+        assert_eq!(s.line(&at(7)), Some("seventh"));
+        assert_eq!(s.line(&at(6)), None);
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
     )
 }
 
-fn finding(f: &Finding) -> Value {
+/// One finding as the findings document writes it, for a command that writes its
+/// own document around its findings (`nccl-log`).
+pub fn finding(f: &Finding) -> Value {
     let info = f.rule.info();
     json!({
         "rule": info.id,

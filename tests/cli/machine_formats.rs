@@ -48,7 +48,8 @@ fn hostile(format: &str) -> Output {
 }
 
 /// Runs whose stdout is a report in `format`, with their exit codes: findings,
-/// hostile text, zero findings, and an error that ends the run.
+/// hostile text, zero findings, an error that ends the run, and `nccl-log`'s findings
+/// at the lines of a log.
 fn reports(format: &str) -> Vec<(&'static str, i32, String)> {
     let mut out = Vec::new();
     for (name, args) in [
@@ -63,8 +64,13 @@ fn reports(format: &str) -> Vec<(&'static str, i32, String)> {
     }
     let run = hostile(format);
     out.push(("hostile", run.status.code().unwrap(), text(&run.stdout)));
+    // nccl-log's report: findings at log lines (its verdict goes to stderr).
+    let run = rdmagen(&["nccl-log", NCCL_LOG, "--format", format]);
+    out.push(("nccl-log", run.status.code().unwrap(), text(&run.stdout)));
     out
 }
+
+const NCCL_LOG: &str = "tests/nccl_logs/samples/11-socket-ib-disabled-by-env.log";
 
 fn sarif_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
@@ -238,6 +244,12 @@ fn junit_reports_parse_and_list_every_file_checked() {
                 assert_eq!(cases.len(), 1);
                 assert!(failures(&cases[0]) > 0);
                 assert_eq!(suite.attribute("failures"), Some("1"));
+            }
+            "nccl-log" => {
+                assert_eq!(code, 1);
+                let names: Vec<_> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+                assert_eq!(names, [NCCL_LOG]);
+                assert_eq!(failures(&cases[0]), 2, "RDG141 and RDG140");
             }
             "missing-file" => {
                 assert_eq!(code, 2);

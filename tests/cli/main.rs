@@ -17,6 +17,7 @@ mod lint_and_report;
 mod lint_targets;
 mod machine_formats;
 mod namespaces;
+mod nccl_log;
 mod output_safety;
 mod packaging;
 mod pipes;

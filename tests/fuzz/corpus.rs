@@ -93,3 +93,11 @@ pub static JOB_AND_POOL: LazyLock<Samples> = LazyLock::new(|| {
         })
         .collect()
 });
+
+/// NCCL logs, nccl-tests and perftest output: the vendored samples and rule fixtures.
+pub static NCCL_LOGS: LazyLock<Samples> = LazyLock::new(|| {
+    gather(&[
+        ("tests/nccl_logs", &[".log", ".txt"]),
+        ("tests/rules", &[".log"]),
+    ])
+});

@@ -17,6 +17,7 @@ mod golden_diff;
 mod guard;
 mod located;
 mod mutate;
+mod nccl_log;
 mod values;
 mod yaml;
 
