@@ -32,7 +32,7 @@ use crate::plan::pod_parts::{TRAINER_CONTAINER, VOLCANO_QUEUE};
 use crate::plan::target::TrainerTarget;
 use crate::plan::{Decision, Plan, TrainJobPlan, resolve};
 use crate::yaml::tree::Seg;
-use effective::{NODE_JOB, effective_pod};
+use effective::{NODE_JOB, effective_pod, node_container_mut};
 
 /// trainer.kubeflow.org/v1alpha1 (T@v2.3.0 pkg/apis/trainer/v1alpha1/groupversion_info.go:30).
 pub const TRAINER_API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
@@ -532,14 +532,6 @@ fn container(pod: &Value) -> &Value {
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["name"] == TRAINER_CONTAINER))
         .unwrap_or(&Value::Null)
-}
-
-fn node_container_mut(pod: &mut Value) -> Option<&mut Map<String, Value>> {
-    pod.pointer_mut("/spec/containers")?
-        .as_array_mut()?
-        .iter_mut()
-        .find(|c| c["name"] == TRAINER_CONTAINER)?
-        .as_object_mut()
 }
 
 /// Where the pod Trainer makes differs from the pod the job's plan wants.

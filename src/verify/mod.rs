@@ -143,7 +143,7 @@ impl Verifier {
             .get()
             .problems(&made, "(the pod it makes)");
         problems.extend(trainer_fidelity::train_job_fidelity(
-            &doc, &plan.name, train_job,
+            &doc, &made, &plan.name, train_job,
         ));
         // Judged with its runtime, as lint judges them: the CRD of the release, the
         // torch plugin's reserved variables, and the pod-level rules on the pod the

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
 use crate::plan::TrainJobPlan;
-use crate::plan::trainer::effective::{NODE_JOB, effective_pod};
+use crate::plan::trainer::effective::NODE_JOB;
 use crate::plan::trainer::{RuntimePlan, differences};
 
 /// Where a runtime keeps the `node` pod template, as a JSON pointer, if it has one.
@@ -44,16 +44,21 @@ pub fn runtime_fidelity(doc: &Value, plan: &RuntimePlan) -> Vec<Finding> {
     out
 }
 
-/// The rendered TrainJob `doc` of job `name` against its plan.
-pub fn train_job_fidelity(doc: &Value, name: &str, plan: &TrainJobPlan) -> Vec<Finding> {
+/// The rendered TrainJob `doc` of job `name` against its plan; `made` is the pod
+/// Trainer makes of the runtime and `doc` (`effective::effective_pod`).
+pub fn train_job_fidelity(
+    doc: &Value,
+    made: &Value,
+    name: &str,
+    plan: &TrainJobPlan,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if doc.pointer("/metadata/name") != Some(&Value::from(name)) {
         out.push(mismatch("/metadata/name", &Value::from(name)));
     }
-    let made = effective_pod(&plan.runtime_pod, &doc["spec"], plan.target);
     out.extend(pod_mismatches(
         &plan.effective_pod,
-        &made,
+        made,
         "the pod Trainer makes of the runtime and this TrainJob",
     ));
     out

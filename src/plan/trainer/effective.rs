@@ -128,7 +128,8 @@ fn pod_patches(spec: &Value, target: TrainerTarget) -> Vec<Value> {
     }
 }
 
-fn node_container_mut(pod: &mut Value) -> Option<&mut Map<String, Value>> {
+/// The `node` container of a pod template, to change in place.
+pub(super) fn node_container_mut(pod: &mut Value) -> Option<&mut Map<String, Value>> {
     pod.pointer_mut("/spec/containers")?
         .as_array_mut()?
         .iter_mut()
