@@ -50,7 +50,9 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
     }
     let mut names: Vec<&str> = obs.ports.keys().map(|(d, _)| d.as_str()).collect();
     names.extend(obs.gids.iter().map(|g| g.device.as_str()));
-    names.sort_by_key(|n| natural_key(n));
+    // The name breaks ties: `mlx5_` and `mlx5_0` share a natural key, and dedup only
+    // drops neighbours.
+    names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)).then(a.cmp(b)));
     names.dedup();
     let devices = Device::gather(obs, &names);
     check_dpkg(obs, findings);
@@ -307,6 +309,27 @@ mod tests {
                 4
             )]
         );
+    }
+
+    /// `mlx5_` and `mlx5_0` share a natural sort key; each must still be one device
+    /// (the capture fuzzer found `mlx5_` listed twice in hcas, which render rejects).
+    #[test]
+    fn names_with_one_natural_key_stay_distinct_devices() {
+        let gid = |ip: u8| format!("0000:0000:0000:0000:0000:ffff:0a00:00{ip:02x}");
+        let text = [
+            "DEV PORT INDEX GID IPv4 VER DEV".to_owned(),
+            format!("mlx5_0 1 3 {} 10.0.0.1 v2 eth0", gid(1)),
+            format!("mlx5_ 1 3 {} 10.0.0.2 v2 eth1", gid(2)),
+            format!("mlx5_1 1 3 {} 10.0.0.3 v2 eth2", gid(3)),
+            format!("mlx5_0 1 2 {} 10.0.0.1 v1 eth0", gid(1)),
+        ]
+        .join("\n");
+        let mut obs = Observations::default();
+        capture::read(&mut obs, &"gids.txt".into(), &text);
+        let mut findings = Findings::default();
+        let pool = detect(&obs, &options(), &mut findings).unwrap();
+        assert_eq!(pool.hcas, ["mlx5_", "mlx5_1"]);
+        assert_eq!(pool.gid_index, Some(GidIndex::Index(3)));
     }
 
     /// A host's show_gids printed without its link-local rows (as seed 001 abridges
