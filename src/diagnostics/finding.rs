@@ -21,11 +21,21 @@ pub struct Finding {
     pub(super) severity: Severity,
 }
 
+/// The longest message a finding keeps, in characters. Messages quote what inputs
+/// wrote, and an input may hold a megabyte on one line; the checks that quote cut
+/// their quotes shorter, this is the bound whatever a check forgets.
+pub const MAX_MESSAGE: usize = 2000;
+
 impl Finding {
     pub fn new(rule: Rule, message: impl Into<String>, location: Option<Location>) -> Self {
+        let mut message = message.into();
+        if let Some((cut, _)) = message.char_indices().nth(MAX_MESSAGE) {
+            message.truncate(cut);
+            message.push('…');
+        }
         Finding {
             rule,
-            message: message.into(),
+            message,
             location,
             pointer: None,
             severity: rule.info().severity,
@@ -128,5 +138,19 @@ impl Findings {
     pub fn sort(&mut self) {
         self.items
             .sort_by(|a, b| a.location.cmp(&b.location).then(a.rule.cmp(&b.rule)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_message_is_cut_on_a_character_boundary() {
+        let short = Finding::new(Rule::InvalidJobName, "é".repeat(MAX_MESSAGE), None);
+        assert_eq!(short.message.chars().count(), MAX_MESSAGE);
+        let long = Finding::new(Rule::InvalidJobName, "é".repeat(MAX_MESSAGE + 1), None);
+        assert_eq!(long.message.chars().count(), MAX_MESSAGE + 1);
+        assert!(long.message.ends_with("é…"));
     }
 }

@@ -27,18 +27,35 @@ pub fn problem(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !dns_1035 {
         return Some(format!(
-            "`{name}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)"
+            "`{}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)",
+            quoted(name)
         ));
     }
     let service = longest_service(name, replicas)?;
-    (service.len() > DNS_LABEL_MAX).then(|| {
-        format!(
-            "`{name}` is {} characters; the operator names a Service `{service}` ({} characters), which must fit in {DNS_LABEL_MAX}, so the name can be at most {}",
-            name.len(),
-            service.len(),
-            DNS_LABEL_MAX - (service.len() - name.len()),
-        )
-    })
+    if service.len() <= DNS_LABEL_MAX {
+        return None;
+    }
+    // A manifest's replica type can be any length: its suffix alone may not fit.
+    let suffix = service.len() - name.len();
+    let bound = match DNS_LABEL_MAX.checked_sub(suffix) {
+        Some(room) if room > 0 => format!("so the name can be at most {room}"),
+        _ => format!("and the suffix alone is {suffix}, so no name fits"),
+    };
+    Some(format!(
+        "`{}` is {} characters; the operator names a Service `{}` ({} characters), which must fit in {DNS_LABEL_MAX}, {bound}",
+        quoted(name),
+        name.len(),
+        quoted(&service),
+        service.len(),
+    ))
+}
+
+/// A name as a message quotes it: at most 80 characters (the rest is in the file).
+fn quoted(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -61,6 +78,27 @@ mod tests {
         // A lone Master: `-master-0` is the longest suffix.
         assert_eq!(problem(&"a".repeat(54), &[("Master", 1)]), None);
         assert!(problem(&"a".repeat(55), &[("Master", 1)]).is_some());
+    }
+
+    /// A linted manifest may name a replica type longer than any Service name (the
+    /// fuzzer's input panicked on the subtraction); the message stays short.
+    #[test]
+    fn a_replica_type_too_long_for_any_name() {
+        let role = "A".repeat(5000);
+        let message = problem("j", &[(role.as_str(), 1)]).unwrap();
+        assert!(
+            message
+                .ends_with("which must fit in 63, and the suffix alone is 5003, so no name fits"),
+            "{message}"
+        );
+        assert!(message.len() < 300, "{message}");
+        // Exactly 63 characters of suffix leave no room either.
+        let role = "a".repeat(60);
+        let message = problem("j", &[(role.as_str(), 1)]).unwrap();
+        assert!(
+            message.ends_with("the suffix alone is 63, so no name fits"),
+            "{message}"
+        );
     }
 
     #[test]
