@@ -459,7 +459,12 @@ impl Suppressions {
             }
         }
         let first_word = reason.split_whitespace().next().unwrap_or("");
-        if first_word.len() > 3 && first_word[..3].eq_ignore_ascii_case("RDG") {
+        // `get`: the word may start with a multi-byte character.
+        if first_word.len() > 3
+            && first_word
+                .get(..3)
+                .is_some_and(|p| p.eq_ignore_ascii_case("RDG"))
+        {
             self.problems.push(Finding::new(
                 Rule::SuppressionUnknownRule,
                 format!("`{first_word}` is read as the reason: separate rule IDs with commas"),
@@ -831,5 +836,21 @@ mod tests {
         assert!(messages[0].contains("RDG999"));
         assert!(messages[1].contains("RDG001 cannot be suppressed"));
         assert!(messages[2].contains("names no rule"));
+    }
+
+    /// A reason may start with any character (the lint fuzzer panicked on `th混合e`,
+    /// whose third byte is inside a character); only `RDG…` words are flagged.
+    #[test]
+    fn a_reason_starting_with_a_multi_byte_character_is_a_reason() {
+        let mut s = Suppressions::default();
+        s.comments(
+            &Arc::from("a.yaml"),
+            "# rdmagen: ignore=RDG047 th混合e vendor asked\n# rdmagen: ignore=RDG047 混合\n# rdmagen: ignore=RDG047 rdg020 too\n",
+        );
+        let messages: Vec<&str> = s.problems.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["`rdg020` is read as the reason: separate rule IDs with commas"]
+        );
     }
 }
