@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::ValueEnum;
 
-use crate::diagnostics::escape::printable;
+use crate::diagnostics::escape::{cut, printable};
 use crate::diagnostics::policy::{Level, Levels, PathOverride, parse_severity};
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Findings, Location, Policy, Rule, RuleInfo, Severity, Sources};
@@ -390,7 +390,10 @@ impl Reader<'_> {
                     Ok(o) => overrides.push(o),
                     Err(why) => {
                         let at = self.at(node);
-                        self.problem(at, format!("`{pattern}` is not a glob pattern: {why}"));
+                        self.problem(
+                            at,
+                            format!("`{}` is not a glob pattern: {why}", cut(&pattern, 80)),
+                        );
                     }
                 }
             }

@@ -49,6 +49,11 @@ pub struct RenderArgs {
     /// DIR/.rdmagen-owned) and that no input renders any more.
     #[arg(long, requires = "bless", help_heading = "Golden files")]
     pub prune: bool,
+    /// Replace (and with --prune, delete) files in DIR that rdmagen did not write, or
+    /// that were edited since it wrote them (by DIR/.rdmagen-owned); without it such
+    /// a file stops the run and nothing is written.
+    #[arg(long, requires = "output", conflicts_with = "check")]
+    pub force: bool,
     /// Fail at once when another rdmagen run is using DIR, instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
@@ -135,7 +140,9 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     let mode = args.mode();
     match mode {
         Mode::Write => {
-            let writer = waiting(args.no_wait, io.err, |w| OutputWriter::open(dir, w))?;
+            let writer = waiting(args.no_wait, io.err, |w| {
+                OutputWriter::open(dir, w, args.force)
+            })?;
             let outcome = pipeline::run_with(&request, &writer, args.explain)?;
             finish_findings(args, &outcome, io, mode)?;
             let written = writer.commit(false)?;
@@ -186,7 +193,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             present::comparison(io, &cmp, &labels, &args.print, args.semantic)
         }
         Mode::Bless => {
-            let blessing = waiting(args.no_wait, io.err, |w| Blessing::new(dir, w))?;
+            let blessing = waiting(args.no_wait, io.err, |w| Blessing::new(dir, w, args.force))?;
             let outcome = pipeline::run_with(&request, &blessing, args.explain)?;
             finish_findings(args, &outcome, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
@@ -300,6 +307,10 @@ fn print_blessed(
             Status::Differs => "updated",
             Status::Missing => "created",
             Status::Stale if w.pruned.contains(&f.path) => "deleted",
+            Status::Stale if w.kept_edited.contains(&f.path) => {
+                kept += 1;
+                "stale (kept: edited since rdmagen wrote it, by DIR/.rdmagen-owned; --force deletes it)"
+            }
             Status::Stale if prune => {
                 kept += 1;
                 "stale (kept: rdmagen did not write it, by DIR/.rdmagen-owned)"

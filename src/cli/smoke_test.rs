@@ -58,6 +58,10 @@ pub struct SmokeTestArgs {
     /// Fail at once when another rdmagen run is using DIR, instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
+    /// Replace files in DIR that rdmagen did not write, or that were edited since
+    /// (by DIR/.rdmagen-owned); without it such a file stops the run.
+    #[arg(long, requires = "output")]
+    pub force: bool,
     #[command(flatten)]
     pub stdin: StdinArgs,
     #[command(flatten)]
@@ -107,7 +111,9 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let jobs = collect.into_jobs();
         return write!(io.out, "{config_map}---\n{}", pipeline::stream(&jobs)).map_err(stdout);
     };
-    let writer = waiting(args.no_wait, io.err, |w| OutputWriter::open(dir, w))?;
+    let writer = waiting(args.no_wait, io.err, |w| {
+        OutputWriter::open(dir, w, args.force)
+    })?;
     let outcome = pipeline::run_with(&request, &writer, true)?;
     let config_map = finish(args, &smoke, &renderer, &outcome, io)?;
     writer.put(&OutputFile {

@@ -41,13 +41,29 @@ pub fn push_printable(out: &mut String, c: char) -> usize {
     }
 }
 
+/// `text` cut to at most `max` characters, with `…` when something was cut: for a
+/// message that quotes what an input wrote, which may be a megabyte on one line.
+pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+        None => Cow::Borrowed(text),
+    }
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control() && c != '\t'
 }
 
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{cut, printable};
+
+    #[test]
+    fn cut_counts_characters() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc…");
+        assert_eq!(cut("混合物x", 2), "混合…");
+    }
 
     #[test]
     fn control_characters_but_tab_are_escaped() {

@@ -3,7 +3,9 @@
 //! - [`output_dir`] resolves `-o DIR` once (no symlink, no `..` after a missing name)
 //!   and locks it, so runs on one directory take turns.
 //! - [`old_tree`] reads what DIR holds, without following anything, and which files
-//!   rdmagen can prove it wrote ([`owned`]: the `.rdmagen-owned` record).
+//!   rdmagen can prove it wrote ([`owned`]: the `.rdmagen-owned` record, with the
+//!   fingerprint of each). A file it cannot prove it wrote, or one edited since, is
+//!   never replaced or pruned unless the run says `--force`.
 //! - [`OutputWriter`] stages each rendered file as it arrives into a new tree beside
 //!   DIR; on success it adds hard links to everything it keeps (unchanged outputs, the
 //!   user's files, stale files not pruned) and [`swap`] exchanges the trees in one
@@ -14,7 +16,7 @@ pub mod output_dir;
 pub mod owned;
 pub mod swap;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ use crate::pipeline::{Order, OutputFile, RenderedJob, Sink};
 
 pub use old_tree::OldTree;
 pub use output_dir::{Access, OutputDir, Waiting};
-use owned::RECORD;
+use owned::{Fingerprint, RECORD, Record};
 
 /// What a write did, for the summary line.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -37,6 +39,9 @@ pub struct Written {
     pub unchanged: usize,
     /// Stale files deleted (`--prune`): rdmagen's own, by its record.
     pub pruned: BTreeSet<String>,
+    /// Stale files `--prune` kept although the record lists them: they were edited
+    /// since rdmagen wrote them.
+    pub kept_edited: BTreeSet<String>,
     /// What a clean-up could not remove (the old tree's remains), to report.
     pub left: Vec<PathBuf>,
 }
@@ -49,7 +54,13 @@ pub struct OutputWriter {
     staging: Option<swap::Staging>,
     /// The new tree being built (inside the staging area).
     tree: PathBuf,
-    rendered: Mutex<BTreeSet<String>>,
+    /// Replace and prune files rdmagen cannot prove are its own as written (`--force`).
+    force: bool,
+    /// Every rendered path, with the fingerprint of what was rendered there.
+    rendered: Mutex<BTreeMap<String, Fingerprint>>,
+    /// Files this run would replace that are not rdmagen's as written: each one's
+    /// message. Any of them fails the run at commit, before anything changes.
+    refused: Mutex<Vec<String>>,
     unchanged: Mutex<Vec<String>>,
     created: AtomicUsize,
     updated: AtomicUsize,
@@ -59,8 +70,9 @@ pub struct OutputWriter {
 
 impl OutputWriter {
     /// Lock `dir` (creating it when missing), finish what killed runs left beside it,
-    /// read what it holds, and create the staging area.
-    pub fn open(dir: &Path, waiting: &mut Waiting<'_>) -> Result<Self, Error> {
+    /// read what it holds, and create the staging area. With `force`, files rdmagen
+    /// did not write, or that were edited since, are replaced and pruned too.
+    pub fn open(dir: &Path, waiting: &mut Waiting<'_>, force: bool) -> Result<Self, Error> {
         let Some(out) = OutputDir::open(dir, Access::Exclusive, true, waiting)? else {
             return Err(Error::Usage(format!(
                 "{}: cannot be created",
@@ -83,7 +95,9 @@ impl OutputWriter {
             old,
             tree: staging.tree.clone(),
             staging: Some(staging),
+            force,
             rendered: Mutex::default(),
+            refused: Mutex::default(),
             unchanged: Mutex::default(),
             created: AtomicUsize::new(0),
             updated: AtomicUsize::new(0),
@@ -104,7 +118,11 @@ impl OutputWriter {
                 "refusing to write {rel:?}: not a plain path below the output directory"
             )));
         }
-        if !lock(&self.rendered).insert(rel.to_owned()) {
+        let fingerprint = Fingerprint::of(file.text.as_bytes());
+        if lock(&self.rendered)
+            .insert(rel.to_owned(), fingerprint)
+            .is_some()
+        {
             return Err(Error::Usage(format!("{rel} is rendered twice")));
         }
         if self.old.has_file(rel)? {
@@ -114,6 +132,9 @@ impl OutputWriter {
                 lock(&self.unchanged).push(rel.to_owned());
                 return Ok(());
             }
+            if let Some(why) = self.not_to_replace(rel, &old) {
+                lock(&self.refused).push(why);
+            }
             self.updated.fetch_add(1, Ordering::Relaxed);
         } else {
             self.created.fetch_add(1, Ordering::Relaxed);
@@ -121,9 +142,33 @@ impl OutputWriter {
         write_new(&self.tree.join(rel), file.text.as_bytes())
     }
 
+    /// Why `rel`, which holds `old` and is about to be replaced, is not rdmagen's to
+    /// replace; None when it is (or under `--force`).
+    fn not_to_replace(&self, rel: &str, old: &[u8]) -> Option<String> {
+        let shown = self.old.shown(rel).display().to_string();
+        if self.force {
+            None
+        } else if !self.old.owns(rel) {
+            Some(format!(
+                "{shown} (not in {RECORD}: rdmagen did not write it)"
+            ))
+        } else if self.old.edited(rel, old) {
+            Some(format!(
+                "{shown} (edited since rdmagen wrote it: its bytes no longer match {RECORD})"
+            ))
+        } else {
+            None
+        }
+    }
+
     /// Finish the new tree and swap it in; with `prune`, rdmagen's own files that no
-    /// input rendered are left out of it. Nothing changes on disk when nothing would.
+    /// input rendered are left out of it. Nothing changes on disk when nothing would,
+    /// or when a file rdmagen cannot prove is its own would be replaced.
     pub fn commit(mut self, prune: bool) -> Result<Written, Error> {
+        let refused = std::mem::take(&mut *lock(&self.refused));
+        if !refused.is_empty() {
+            return Err(refusal(&refused));
+        }
         let rendered = std::mem::take(&mut *lock(&self.rendered));
         let unchanged = std::mem::take(&mut *lock(&self.unchanged));
         let mut written = Written {
@@ -134,21 +179,36 @@ impl OutputWriter {
             ..Written::default()
         };
         let old = Arc::clone(&self.old);
-        let stale: Vec<&str> = old.files().filter(|rel| !rendered.contains(*rel)).collect();
-        written.pruned = stale
-            .iter()
-            .filter(|rel| prune && old.owns(rel))
-            .map(|rel| (*rel).to_owned())
+        let stale: Vec<&str> = old
+            .files()
+            .filter(|rel| !rendered.contains_key(*rel))
             .collect();
+        for rel in stale.iter().filter(|rel| prune && old.owns(rel)) {
+            // Unreadable counts as edited: deleting needs proof.
+            let edited = !self.force
+                && files::read_regular(&old.path(rel))
+                    .ok()
+                    .is_none_or(|now| old.edited(rel, &now));
+            if edited {
+                written.kept_edited.insert((*rel).to_owned());
+            } else {
+                written.pruned.insert((*rel).to_owned());
+            }
+        }
         let kept: Vec<&str> = stale
             .into_iter()
             .filter(|rel| !written.pruned.contains(*rel))
             .collect();
-        let mut owned_now = rendered.clone();
+        // A kept file stays listed with the fingerprint of what rdmagen wrote, so an
+        // edit keeps it the user's.
+        let mut owned_now: Record = rendered
+            .iter()
+            .map(|(rel, fingerprint)| (rel.clone(), Some(*fingerprint)))
+            .collect();
         owned_now.extend(
             kept.iter()
                 .filter(|rel| old.owns(rel))
-                .map(|rel| (*rel).to_owned()),
+                .map(|rel| ((*rel).to_owned(), old.fingerprint(rel))),
         );
         let record = owned::format(&owned_now);
         let old_record = match old.has_file(RECORD)? {
@@ -170,8 +230,8 @@ impl OutputWriter {
             Ok(()) => {
                 // What the old tree held at a path this run rendered was replaced on
                 // purpose: it goes too, whoever wrote it.
-                let mut replaced = rendered;
-                replaced.extend(self.old.owned().iter().cloned());
+                let mut replaced: BTreeSet<String> = rendered.into_keys().collect();
+                replaced.extend(self.old.owned().map(str::to_owned));
                 let left = swap::clear_old_tree(&staging.tree, &self.out.path(), &replaced);
                 // Whatever stays keeps its lock file, so the next run tries again.
                 if left.is_empty() {
@@ -273,6 +333,27 @@ impl Sink for OutputWriter {
     fn accept(&self, _: Order, job: RenderedJob) -> Result<(), Error> {
         job.files.iter().try_for_each(|f| self.put(f))
     }
+}
+
+/// The error for files a run would replace without proof that they are rdmagen's.
+/// One line: the CLI escapes line breaks in an error.
+fn refusal(refused: &[String]) -> Error {
+    const SHOWN: usize = 20;
+    let mut listed = refused
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if refused.len() > SHOWN {
+        listed.push_str(&format!("; and {} more", refused.len() - SHOWN));
+    }
+    Error::Usage(format!(
+        "refusing to replace {} file(s) that may hold someone's work: {listed}. Nothing was \
+         written: move the change into the job or pool (a podTemplate overlay), or rerun \
+         with --force to replace them",
+        refused.len()
+    ))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,12 +1,12 @@
 //! What an output directory holds before a run: every entry, walked once without
 //! following anything, and which files rdmagen can prove it wrote.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
-use super::owned::{self, RECORD};
+use super::owned::{self, Fingerprint, RECORD, Record};
 use crate::error::Error;
 use crate::files;
 
@@ -19,8 +19,9 @@ pub struct OldTree {
     /// Every entry below the root by relative path: regular files and directories
     /// only (anything else is refused when the tree is read).
     entries: BTreeMap<String, FileType>,
-    /// Files rdmagen wrote, by its record (or, without one, by their names).
-    owned: BTreeSet<String>,
+    /// Files rdmagen wrote, by its record (or, without one, by their names), with the
+    /// fingerprint of what it wrote where the record has one.
+    owned: Record,
 }
 
 impl OldTree {
@@ -69,12 +70,12 @@ impl OldTree {
             None => entries
                 .keys()
                 .filter(|rel| owned::is_output_name(rel))
-                .cloned()
+                .map(|rel| (rel.clone(), None))
                 .collect(),
         };
         let owned = owned
             .into_iter()
-            .filter(|rel| entries.get(rel) == Some(&FileType::RegularFile))
+            .filter(|(rel, _)| entries.get(rel) == Some(&FileType::RegularFile))
             .collect();
         Ok(OldTree {
             root,
@@ -133,11 +134,22 @@ impl OldTree {
 
     /// Whether rdmagen can prove it wrote `rel`.
     pub fn owns(&self, rel: &str) -> bool {
-        self.owned.contains(rel)
+        self.owned.contains_key(rel)
     }
 
-    pub fn owned(&self) -> &BTreeSet<String> {
-        &self.owned
+    /// Whether `bytes`, what `rel` holds now, differ from what the record says rdmagen
+    /// wrote there (false when the record has no fingerprint for it).
+    pub fn edited(&self, rel: &str, bytes: &[u8]) -> bool {
+        matches!(self.owned.get(rel), Some(Some(wrote)) if *wrote != Fingerprint::of(bytes))
+    }
+
+    /// The record's fingerprint of `rel`, for a file that stays in the new record.
+    pub fn fingerprint(&self, rel: &str) -> Option<Fingerprint> {
+        self.owned.get(rel).copied().flatten()
+    }
+
+    pub fn owned(&self) -> impl Iterator<Item = &str> {
+        self.owned.keys().map(String::as_str)
     }
 
     /// `rel` as the user would name it, for messages.

@@ -293,7 +293,9 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
 /// What a tree's record says rdmagen owned (by names, without a record).
 fn old_tree_owned(tree: &Path) -> BTreeSet<String> {
     match files::read_regular(&tree.join(RECORD)) {
-        Ok(text) => owned::parse(&String::from_utf8_lossy(&text)),
+        Ok(text) => owned::parse(&String::from_utf8_lossy(&text))
+            .into_keys()
+            .collect(),
         Err(_) => files::walk(tree)
             .map(|entries| {
                 entries

@@ -29,8 +29,8 @@ pub struct Blessed {
 }
 
 impl Blessing {
-    pub fn new(dir: &Path, waiting: &mut Waiting<'_>) -> Result<Self, Error> {
-        let writer = OutputWriter::open(dir, waiting)?;
+    pub fn new(dir: &Path, waiting: &mut Waiting<'_>, force: bool) -> Result<Self, Error> {
+        let writer = OutputWriter::open(dir, waiting, force)?;
         Ok(Blessing {
             comparator: Comparator::new(writer.old_tree(), false),
             writer,

@@ -51,11 +51,8 @@ pub fn problem(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
 }
 
 /// A name as a message quotes it: at most 80 characters (the rest is in the file).
-fn quoted(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::diagnostics::escape::cut(text, 80)
 }
 
 #[cfg(test)]

@@ -45,6 +45,45 @@ fn examples_match_golden_files() {
     );
 }
 
+/// Every golden tree's ownership record lists exactly the files rdmagen wrote there,
+/// each with the FNV-1a fingerprint of the bytes on disk: goldens are written by
+/// `--bless`, never by hand (a hand edit would also make the next bless refuse).
+#[test]
+fn golden_records_list_every_file_with_its_fingerprint() {
+    use std::hash::Hasher;
+    let mut records = 0;
+    for entry in walkdir::WalkDir::new(root().join("golden")).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.file_name() != ".rdmagen-owned" {
+            continue;
+        }
+        records += 1;
+        let dir = entry.path().parent().unwrap();
+        let mut listed: Vec<(String, String)> = std::fs::read_to_string(entry.path())
+            .unwrap()
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .map(|line| {
+                let (path, fingerprint) = line.split_once('\t').expect("a fingerprint");
+                (path.to_owned(), fingerprint.to_owned())
+            })
+            .collect();
+        let mut on_disk: Vec<(String, String)> = tree(dir)
+            .into_iter()
+            .filter(|(rel, _)| rel != ".rdmagen-owned")
+            .map(|(rel, bytes)| {
+                let mut hasher = fnv::FnvHasher::default();
+                hasher.write(&bytes);
+                (rel, format!("fnv1a64:{:016x}", hasher.finish()))
+            })
+            .collect();
+        listed.sort();
+        on_disk.sort();
+        assert_eq!(listed, on_disk, "{}", entry.path().display());
+    }
+    assert!(records >= 20, "only {records} golden records");
+}
+
 /// The upstream CRD's openAPIV3Schema (training-operator v1.9.0; tests/upstream/SOURCE.md).
 #[test]
 fn golden_manifests_validate_against_the_upstream_crd() {

@@ -758,8 +758,11 @@ fn something_in_the_way_of_an_output_file_stops_the_run_before_any_change() {
     assert_eq!(snapshot(world.dir.path()), before);
 }
 
+/// A hand-written file at a path a job renders, which the record does not list, is
+/// the user's: the run stops and names it, and only `--force` replaces it (without
+/// leftovers in the old tree's clean-up).
 #[test]
-fn a_file_at_a_path_rdmagen_renders_is_replaced_without_leftovers() {
+fn a_file_rdmagen_did_not_write_at_a_path_it_renders_is_replaced_only_with_force() {
     let world = World::new();
     let inputs = world.inputs("v1", 1);
     assert!(
@@ -769,17 +772,99 @@ fn a_file_at_a_path_rdmagen_renders_is_replaced_without_leftovers() {
             .success()
     );
     let expected = snapshot(&world.out());
-    // A hand-written file at the path the job renders, which the record does not
-    // list: the render replaces it, and the old tree's clean-up removes it too.
     std::fs::write(world.path("out/.rdmagen-owned"), "# nothing\n").unwrap();
     std::fs::write(world.path("out/job-0000/pytorchjob.yaml"), "kind: Mine\n").unwrap();
+    let theirs = snapshot(&world.out());
     let out = world.run(&["render", &inputs, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: refusing to replace 1 file(s) that may hold someone's work: out/job-0000/pytorchjob.yaml (not in .rdmagen-owned: rdmagen did not write it). Nothing was written: move the change into the job or pool (a podTemplate overlay), or rerun with --force to replace them\n"
+    );
+    assert_eq!(snapshot(&world.out()), theirs);
+    let out = world.run(&["render", &inputs, "-o", "out", "--force"]);
     assert_eq!(
         stderr(&out),
         "1 job(s) rendered to out: 0 created, 1 updated, 0 unchanged\n"
     );
     assert_eq!(snapshot(&world.out()), expected);
     assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+/// A file rdmagen wrote and someone then edited is not rdmagen's any more: writing,
+/// blessing and smoke-test refuse to overwrite it and name every such file; `--prune`
+/// keeps it when it goes stale. An unedited neighbour is replaced as usual.
+#[test]
+fn an_edited_output_is_never_overwritten_or_pruned_unasked() {
+    let world = World::new();
+    let v1 = world.inputs("v1", 3);
+    assert!(world.run(&["render", &v1, "-o", "out"]).status.success());
+    for job in ["job-0000", "job-0002"] {
+        let path = world.path(&format!("out/{job}/pytorchjob.yaml"));
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("# tuned by hand\n");
+        std::fs::write(path, text).unwrap();
+    }
+    let edited = snapshot(&world.out());
+    let v2 = world.inputs("v2", 3);
+    for mode in [&[][..], &["--bless"][..], &["--bless", "--prune"][..]] {
+        let mut args = vec!["render", v2.as_str(), "-o", "out"];
+        args.extend_from_slice(mode);
+        let out = world.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{mode:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("refusing to replace 2 file(s) that may hold someone's work: out/job-0000/pytorchjob.yaml (edited since rdmagen wrote it: its bytes no longer match .rdmagen-owned); out/job-0002/pytorchjob.yaml (edited"),
+            "{mode:?}: {err}"
+        );
+        assert_eq!(snapshot(&world.out()), edited, "{mode:?}");
+        assert_eq!(world.staging_areas(), Vec::<String>::new());
+    }
+
+    // Stale and edited: --prune keeps it, says why, and it stays listed with the
+    // fingerprint of what rdmagen wrote, so the next prune keeps it too.
+    std::fs::remove_file(world.path("inputs-v1/job-0000.yaml")).unwrap();
+    std::fs::remove_file(world.path("inputs-v1/job-0001.yaml")).unwrap();
+    std::fs::remove_file(world.path("out/job-0002/pytorchjob.yaml")).unwrap();
+    let out = world.run(&["render", &v1, "-o", "out", "--bless", "--prune"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("stale (kept: edited since rdmagen wrote it, by DIR/.rdmagen-owned; --force deletes it): out/job-0000/pytorchjob.yaml\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("deleted: out/job-0001/pytorchjob.yaml\n"),
+        "{err}"
+    );
+    assert!(err.ends_with("1 deleted, 1 stale kept\n"), "{err}");
+    let record = std::fs::read_to_string(world.path("out/.rdmagen-owned")).unwrap();
+    assert!(
+        record.contains("\njob-0000/pytorchjob.yaml\tfnv1a64:"),
+        "{record}"
+    );
+    let kept = std::fs::read_to_string(world.path("out/job-0000/pytorchjob.yaml")).unwrap();
+    assert!(kept.ends_with("# tuned by hand\n"));
+    let again = world.run(&["render", &v1, "-o", "out", "--bless", "--prune"]);
+    assert!(
+        stderr(&again).ends_with("0 deleted, 1 stale kept\n"),
+        "{}",
+        stderr(&again)
+    );
+
+    // --force: the edit is the user's choice to lose.
+    let out = world.run(&["render", &v1, "-o", "out", "--bless", "--prune", "--force"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("deleted: out/job-0000/pytorchjob.yaml\n"),
+        "{err}"
+    );
+    let files: Vec<String> = snapshot(&world.out()).into_keys().collect();
+    assert_eq!(
+        files,
+        [".rdmagen-owned", "job-0002", "job-0002/pytorchjob.yaml"]
+    );
 }
 
 /// A trailing slash once made `lstat` follow a committed symlink (`jobs -> /etc`), and
