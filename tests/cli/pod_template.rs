@@ -432,8 +432,8 @@ fn an_overlay_that_replaces_the_jobs_node_selector_terms_is_warned_about() {
             0,
             vec![finding(
                 "RDG164",
-                23,
-                15,
+                20,
+                13,
                 &format!(
                     "the job's podTemplate replaces `{terms}`, a list Kubernetes merges whole, and drops 1 item the job's or pool's fields put there: `{{\"matchExpressions\":[{{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}}]}}`; repeat them in the overlay's list to keep them, or change the job or pool field instead"
                 )
