@@ -174,6 +174,72 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
     }
 }
 
+/// A list in `base` that `patch` replaces whole (a list without the `merge` strategy),
+/// found where the merge would meet it: `at` is the path in the patch (list items by
+/// their index in the patch), `base` and `patch` the two lists.
+#[derive(Debug, PartialEq)]
+pub struct ReplacedList {
+    pub at: Vec<Step>,
+    pub base: Vec<Value>,
+    pub patch: Vec<Value>,
+}
+
+/// Every non-empty list of `base` that merging `patch` (both instances of
+/// `definition`) would replace with the patch's. Nested lists are followed only where
+/// the merge follows them: through objects, and items of lists merged by key.
+pub fn replaced_lists(base: &Value, patch: &Value, definition: &str) -> Vec<ReplacedList> {
+    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let mut found = Vec::new();
+    replaced_in(base, patch, &schema, &mut Vec::new(), &mut found);
+    found
+}
+
+fn replaced_in(
+    base: &Value,
+    patch: &Value,
+    schema: &Value,
+    path: &mut Vec<Step>,
+    found: &mut Vec<ReplacedList>,
+) {
+    let schema = resolve(schema);
+    match (base, patch) {
+        (Value::Object(base), Value::Object(patch)) => {
+            for (key, value) in patch {
+                let Some(existing) = base.get(key) else {
+                    continue;
+                };
+                path.push(Step::Key(key.clone()));
+                replaced_in(existing, value, &field_schema(schema, key), path, found);
+                path.pop();
+            }
+        }
+        (Value::Array(base), Value::Array(items)) if !base.is_empty() => {
+            match list_strategy(schema) {
+                (true, Some(key)) => {
+                    let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+                    for (i, item) in items.iter().enumerate() {
+                        let Some(id) = item.get(key) else {
+                            continue;
+                        };
+                        if let Some(existing) = base.iter().find(|b| b.get(key) == Some(id)) {
+                            path.push(Step::Index(i));
+                            replaced_in(existing, item, &item_schema, path, found);
+                            path.pop();
+                        }
+                    }
+                }
+                (true, None) => {}
+                _ => found.push(ReplacedList {
+                    at: path.clone(),
+                    base: base.clone(),
+                    patch: items.iter().map(without_directives).collect(),
+                }),
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A patch value as it lands in the result: directives and nulls are patch syntax.
 fn without_directives(value: &Value) -> Value {
     match value {
@@ -192,7 +258,7 @@ fn without_directives(value: &Value) -> Value {
 mod tests {
     use serde_json::json;
 
-    use super::{Step, strategic_merge, unsupported_directives};
+    use super::{ReplacedList, Step, replaced_lists, strategic_merge, unsupported_directives};
     use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 
     fn merged(base: serde_json::Value, patch: serde_json::Value) -> serde_json::Value {
@@ -292,6 +358,46 @@ mod tests {
                     ],
                     "$patch: delete".to_owned()
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn replaced_lists_are_the_atomic_lists_the_merge_meets() {
+        let base = json!({"spec": {
+            "containers": [{"name": "pytorch", "command": ["torchrun"],
+                "envFrom": [{"configMapRef": {"name": "a"}}]},
+                {"name": "side", "args": ["x"]}],
+            "tolerations": [{"key": "a", "operator": "Exists"}],
+            "readinessGates": [],
+            "volumes": [{"name": "v", "emptyDir": {}}]}});
+        let patch = json!({"spec": {
+            "containers": [{"name": "new", "args": ["y"]},
+                {"name": "pytorch", "envFrom": [{"secretRef": {"name": "s"}}]}],
+            "tolerations": [{"key": "b", "operator": "Exists"}],
+            "readinessGates": [{"conditionType": "c"}],
+            "volumes": [{"name": "w", "emptyDir": {}}]}});
+        let key = |k: &str| Step::Key(k.to_owned());
+        assert_eq!(
+            replaced_lists(&base, &patch, POD_TEMPLATE_SPEC),
+            [
+                // The container `new` is added, not merged; `side` is not in the patch;
+                // an empty list has nothing to lose; volumes merge by name.
+                ReplacedList {
+                    at: vec![
+                        key("spec"),
+                        key("containers"),
+                        Step::Index(1),
+                        key("envFrom")
+                    ],
+                    base: vec![json!({"configMapRef": {"name": "a"}})],
+                    patch: vec![json!({"secretRef": {"name": "s"}})],
+                },
+                ReplacedList {
+                    at: vec![key("spec"), key("tolerations")],
+                    base: vec![json!({"key": "a", "operator": "Exists"})],
+                    patch: vec![json!({"key": "b", "operator": "Exists"})],
+                },
             ]
         );
     }

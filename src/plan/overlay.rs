@@ -15,10 +15,23 @@
 //! removals they are; any other directive is refused here too rather than ignored or
 //! copied into the pod as a field.
 //!
-//! One deviation from `kubectl patch --type strategic`: the training container's
-//! `securityContext.capabilities.add` is an atomic list there, so an overlay that adds
-//! one capability would replace the list and lose IPC_LOCK. Here the overlay's
-//! capabilities are added to the list the pod already has (a union).
+//! Two deviations from `kubectl patch --type strategic`, for lists Kubernetes merges
+//! whole (no patch merge key) where the pod already holds what the job and the pool
+//! asked for. An overlay's items are added to the pod's (a union: the pod's first, then
+//! the overlay's new ones, an identical item kept once):
+//!
+//! - the training container's `securityContext.capabilities.add`: replaced, it would
+//!   lose IPC_LOCK;
+//! - the pod's `tolerations` and the training container's `envFrom`: replaced, they
+//!   would lose the job's and the pool's (`tolerations` and `envFrom` of a job and its
+//!   pool's `jobDefaults` add up, so an overlay adds up too). Pods that lose a
+//!   toleration stay Pending, or land on nodes the job did not choose.
+//!
+//! Any other list the merge replaces whole (affinity terms, a sidecar's command, a
+//! securityContext's `capabilities.drop`, ...) is replaced as Kubernetes does, because
+//! there adding items changes what the list means (node selector terms are ORed, a
+//! command is a sequence); where that drops items the pod had, a warning names them
+//! (RDG164).
 
 mod judge;
 
@@ -80,42 +93,68 @@ pub(super) fn apply(
     ctx.decisions.record(
         "podTemplate",
         format!("{whose} overlay"),
-        "merged last, strategic merge (containers, env, volumes and mounts by name); the training container's capabilities.add is added to, not replaced",
+        "merged last, strategic merge (containers, env, volumes and mounts by name); tolerations and the training container's envFrom and capabilities.add are added to, not replaced",
     );
-    let patch = with_capabilities_union(&overlay.value, template, ctx.target.training_container());
+    let patch = with_unions(&overlay.value, template, ctx.target.training_container());
     strategic_merge(template, &patch, POD_TEMPLATE_SPEC);
 }
 
-/// `overlay` with the training container's `capabilities.add` made the union of the
-/// pod's list and its own (see the module comment).
-fn with_capabilities_union(overlay: &Value, pod: &Value, name: &str) -> Value {
+/// `overlay` with the lists rdmagen adds to rather than replaces (see the module
+/// comment) made the union of `pod`'s list and its own; `name` is the training
+/// container's.
+fn with_unions(overlay: &Value, pod: &Value, name: &str) -> Value {
     let mut patch = overlay.clone();
-    let have = training(pod, name)
-        .and_then(|c| c.pointer("/securityContext/capabilities/add"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if have.is_empty() {
-        return patch;
-    }
+    add_to(
+        &mut patch,
+        "/spec/tolerations",
+        pod.pointer("/spec/tolerations"),
+        Value::eq,
+    );
     let Some(Value::Array(containers)) = patch.pointer_mut("/spec/containers") else {
         return patch;
     };
-    for c in containers.iter_mut() {
-        if c.get("name").and_then(Value::as_str) != Some(name) {
-            continue;
-        }
-        if let Some(Value::Array(add)) = c.pointer_mut("/securityContext/capabilities/add") {
-            let mut union = have.clone();
-            for cap in add.iter() {
-                if !union.iter().any(|h| same_capability(h, cap)) {
-                    union.push(cap.clone());
-                }
-            }
-            *add = union;
-        }
+    let have = training(pod, name);
+    for c in containers
+        .iter_mut()
+        .filter(|c| c.get("name").and_then(Value::as_str) == Some(name))
+    {
+        add_to(
+            c,
+            "/envFrom",
+            have.and_then(|h| h.get("envFrom")),
+            Value::eq,
+        );
+        add_to(
+            c,
+            "/securityContext/capabilities/add",
+            have.and_then(|h| h.pointer("/securityContext/capabilities/add")),
+            same_capability,
+        );
     }
     patch
+}
+
+/// Replace the list at `pointer` in `patch`, if it has one, with `have` followed by its
+/// items that `have` lacks (`same` says which are the same item).
+fn add_to(
+    patch: &mut Value,
+    pointer: &str,
+    have: Option<&Value>,
+    same: impl Fn(&Value, &Value) -> bool,
+) {
+    let Some(Value::Array(have)) = have else {
+        return;
+    };
+    let Some(Value::Array(theirs)) = patch.pointer_mut(pointer) else {
+        return;
+    };
+    let mut union = have.clone();
+    for item in theirs.iter() {
+        if !union.iter().any(|h| same(h, item)) {
+            union.push(item.clone());
+        }
+    }
+    *theirs = union;
 }
 
 #[cfg(test)]
@@ -137,7 +176,7 @@ mod tests {
         let mut merged = pod.clone();
         strategic_merge(
             &mut merged,
-            &with_capabilities_union(&overlay, &pod, "pytorch"),
+            &with_unions(&overlay, &pod, "pytorch"),
             POD_TEMPLATE_SPEC,
         );
         let caps = |pod: &Value, i: usize| {
@@ -149,5 +188,53 @@ mod tests {
         let mut plain = pod;
         strategic_merge(&mut plain, &overlay, POD_TEMPLATE_SPEC);
         assert_eq!(caps(&plain, 0), json!(["SYS_PTRACE", "ipc_lock"]));
+    }
+
+    #[test]
+    fn tolerations_and_training_env_from_are_a_union_in_order() {
+        let pod = json!({"spec": {
+            "tolerations": [{"key": "job-taint", "operator": "Exists"},
+                            {"key": "pool-taint", "operator": "Exists"}],
+            "containers": [
+                {"name": "pytorch", "envFrom": [{"configMapRef": {"name": "a"}}]},
+                {"name": "side", "envFrom": [{"configMapRef": {"name": "a"}}]}]}});
+        let overlay = json!({"spec": {
+            "tolerations": [{"operator": "Exists", "key": "pool-taint"},
+                            {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
+                            {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [
+                {"name": "pytorch", "envFrom": [{"secretRef": {"name": "s"}},
+                                                {"configMapRef": {"name": "a"}}]},
+                {"name": "side", "envFrom": [{"secretRef": {"name": "s"}}]}]}});
+        let mut merged = pod.clone();
+        strategic_merge(
+            &mut merged,
+            &with_unions(&overlay, &pod, "pytorch"),
+            POD_TEMPLATE_SPEC,
+        );
+        // The pod's first, then the overlay's new ones; an identical item (whatever the
+        // order of its keys) once.
+        assert_eq!(
+            merged["spec"]["tolerations"],
+            json!([{"key": "job-taint", "operator": "Exists"},
+                   {"key": "pool-taint", "operator": "Exists"},
+                   {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}])
+        );
+        assert_eq!(
+            merged["spec"]["containers"][0]["envFrom"],
+            json!([{"configMapRef": {"name": "a"}}, {"secretRef": {"name": "s"}}])
+        );
+        // Another container's envFrom was not built from the job: Kubernetes' semantics.
+        assert_eq!(
+            merged["spec"]["containers"][1]["envFrom"],
+            json!([{"secretRef": {"name": "s"}}])
+        );
+    }
+
+    #[test]
+    fn a_pod_without_tolerations_takes_the_overlays_as_given() {
+        let pod = json!({"spec": {"containers": [{"name": "pytorch"}]}});
+        let overlay = json!({"spec": {"tolerations": [{"key": "t", "operator": "Exists"}]}});
+        assert_eq!(with_unions(&overlay, &pod, "pytorch"), overlay);
     }
 }

@@ -98,7 +98,7 @@ j (pool p):
     assert!(stderr.starts_with(&infos), "{stderr}");
     assert!(
         stderr.lines().any(|l| l
-            == "  podTemplate = the job's overlay: merged last, strategic merge (containers, env, volumes and mounts by name); the training container's capabilities.add is added to, not replaced"),
+            == "  podTemplate = the job's overlay: merged last, strategic merge (containers, env, volumes and mounts by name); tolerations and the training container's envFrom and capabilities.add are added to, not replaced"),
         "{stderr}"
     );
 
@@ -293,4 +293,160 @@ fn affinity_through_a_pod_template_renders() {
             "{role}"
         );
     }
+}
+
+/// The reported case (/tmp/he/t.yaml, without its cpu request, which is another
+/// check's): the pool's overlay tolerates `pool-taint`, the job's typed field
+/// `job-taint`. Kubernetes' strategic merge would keep only the overlay's list.
+fn tolerations_case(target: &str) -> String {
+    format!(
+        "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {{name: p}}
+spec:
+  gpu: {{perNode: 8}}
+  network: {{fabric: roce, hcas: [mlx5_1, mlx5_2], socketIfname: eth0, gidIndex: 3}}
+  target: {target}
+  jobDefaults:
+    podTemplate:
+      spec:
+        tolerations: [{{key: pool-taint, operator: Exists}}]
+---
+apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {{name: j}}
+spec:
+  pool: p
+  image: img:1
+  nodes: 2
+  gpusPerNode: 8
+  script: t.py
+  tolerations: [{{key: job-taint, operator: Exists}}]
+"
+    )
+}
+
+fn tolerations_of(pod: &Value) -> Vec<&str> {
+    pod["spec"]["tolerations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tolerations: {pod}"))
+        .iter()
+        .map(|t| t["key"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn an_overlays_tolerations_are_added_to_the_jobs_in_every_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "t.yaml", &tolerations_case("{nccl: \"2.21\"}"));
+    let out = rdmagen(&["render", &input]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let manifest: Value = serde_saphyr::from_str(&text(&out.stdout)).unwrap();
+    for role in ["Master", "Worker"] {
+        let pod = &manifest["spec"]["pytorchReplicaSpecs"][role]["template"];
+        assert_eq!(tolerations_of(pod), ["job-taint", "pool-taint"], "{role}");
+    }
+    // Nothing is lost, so nothing is said.
+    let (code, found) = findings(&input, &[]);
+    assert_eq!((code, found), (0, vec![]));
+}
+
+#[test]
+fn a_trainjob_gives_its_pods_the_jobs_and_the_overlays_tolerations() {
+    use rdmagen::model::target::Version;
+    use rdmagen::plan::TrainerTarget;
+    use rdmagen::plan::trainer::effective::effective_pod;
+
+    for minor in [1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = format!(
+            "{{api: trainer.kubeflow.org/v1alpha1, trainer: \"2.{minor}\", nccl: \"2.21\"}}"
+        );
+        let input = write(dir.path(), "t.yaml", &tolerations_case(&target));
+        let out = rdmagen(&["render", &input]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "2.{minor}: {}",
+            text(&out.stderr)
+        );
+        let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
+        let runtime = docs
+            .iter()
+            .find(|d| d["kind"] == "TrainingRuntime")
+            .unwrap();
+        let train_job = docs.iter().find(|d| d["kind"] == "TrainJob").unwrap();
+        let runtime_pod = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["name"] == "node")
+            .unwrap()["template"]["spec"]["template"]
+            .clone();
+        // The runtime is the pool's: its overlay's toleration only.
+        assert_eq!(tolerations_of(&runtime_pod), ["pool-taint"], "2.{minor}");
+        // Trainer replaces the runtime's list with the TrainJob's (strategic merge),
+        // so the TrainJob carries both.
+        let target = TrainerTarget {
+            release: Version::new(2, minor),
+            cluster_scoped: false,
+        };
+        let pod = effective_pod(&runtime_pod, &train_job["spec"], target);
+        assert_eq!(
+            tolerations_of(&pod),
+            ["job-taint", "pool-taint"],
+            "2.{minor}: {train_job}"
+        );
+    }
+}
+
+#[test]
+fn an_overlay_that_replaces_the_jobs_node_selector_terms_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(
+        dir.path(),
+        "job.yaml",
+        &job("    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions: [{key: rack, operator: Exists}]
+")
+        .replace(
+            "  script: t.py\n",
+            "  script: t.py
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: zone, operator: In, values: [a]}]
+",
+        ),
+    );
+    let (code, found) = findings(&input, &[]);
+    let terms = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+    assert_eq!(
+        (code, found),
+        (
+            0,
+            vec![finding(
+                "RDG164",
+                20,
+                13,
+                &format!(
+                    "the job's podTemplate replaces `{terms}`, a list Kubernetes merges whole, and drops 1 item the job's or pool's fields put there: `{{\"matchExpressions\":[{{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}}]}}`; repeat them in the overlay's list to keep them, or change the job or pool field instead"
+                )
+            )]
+        )
+    );
+    // A warning: the overlay is merged as Kubernetes would, the job's term gone.
+    let out = rdmagen(&["render", &input]);
+    let manifest: Value = serde_saphyr::from_str(&text(&out.stdout)).unwrap();
+    let terms = &manifest["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["affinity"]
+        ["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    assert_eq!(
+        terms,
+        &json!([{"matchExpressions": [{"key": "rack", "operator": "Exists"}]}])
+    );
 }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::diagnostics::Rule;
+use crate::diagnostics::escape::printable;
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
-use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step};
+use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, replaced_lists};
 use crate::kubernetes::strategic_merge;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
@@ -288,6 +289,7 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
     strategic_merge(&mut merged, overlay, POD_TEMPLATE_SPEC);
     pod_fields(&mut judge, overlay);
     queue(&mut judge, overlay);
+    dropped_items(&mut judge, overlay);
     let volume = Keyed {
         list: &["spec", "volumes"],
         key: "name",
@@ -315,6 +317,106 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
         _ => {}
     }
     judge.verdicts
+}
+
+/// How many lost items a message quotes, and how many characters of each.
+const QUOTED_ITEMS: usize = 3;
+const QUOTED_CHARS: usize = 80;
+
+/// RDG164: every list Kubernetes merges whole where the overlay's list lacks items the
+/// pod had. The lists rdmagen adds to (tolerations, the training container's envFrom
+/// and capabilities.add) lose nothing, and the training container's command and args
+/// are RDG055's.
+fn dropped_items(judge: &mut Judge<'_>, overlay: &Value) {
+    let container = judge.owned.container;
+    for replaced in replaced_lists(&judge.owned.built, overlay, POD_TEMPLATE_SPEC) {
+        let training = in_training(&replaced.at, overlay, container);
+        let added_to_or_judged = is_keys(&replaced.at, &["spec", "tolerations"])
+            || training.is_some_and(|rest| {
+                is_keys(rest, &["envFrom"])
+                    || is_keys(rest, &["securityContext", "capabilities", "add"])
+                    || is_keys(rest, &["command"])
+                    || is_keys(rest, &["args"])
+            });
+        if added_to_or_judged {
+            continue;
+        }
+        let capabilities = matches!(replaced.at.last(), Some(Step::Key(k)) if k == "add" || k == "drop")
+            && replaced.at.iter().any(|s| *s == key("capabilities"));
+        let lost: Vec<&Value> = replaced
+            .base
+            .iter()
+            .filter(|had| {
+                !replaced.patch.iter().any(|item| {
+                    if capabilities {
+                        same_capability(had, item)
+                    } else {
+                        item == *had
+                    }
+                })
+            })
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        let mut quoted: Vec<String> = lost.iter().take(QUOTED_ITEMS).map(|v| quote(v)).collect();
+        if lost.len() > QUOTED_ITEMS {
+            quoted.push(format!("and {} more", lost.len() - QUOTED_ITEMS));
+        }
+        let items = if lost.len() == 1 { "item" } else { "items" };
+        judge.verdicts.push(Verdict {
+            rule: Rule::PodTemplateDropsItems,
+            message: format!(
+                "{} podTemplate replaces `{}`, a list Kubernetes merges whole, and drops {} {items} the job's or pool's fields put there: {}; repeat them in the overlay's list to keep them, or change the job or pool field instead",
+                judge.whose,
+                dotted(&replaced.at),
+                lost.len(),
+                quoted.join(", ")
+            ),
+            at: replaced.at,
+        });
+    }
+}
+
+/// The rest of `at` when it leads into the training container of `overlay`.
+fn in_training<'a>(at: &'a [Step], overlay: &Value, container: &str) -> Option<&'a [Step]> {
+    match at {
+        [
+            Step::Key(spec),
+            Step::Key(containers),
+            Step::Index(i),
+            rest @ ..,
+        ] if spec == "spec"
+            && containers == "containers"
+            && overlay["spec"]["containers"][*i]["name"].as_str() == Some(container) =>
+        {
+            Some(rest)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `steps` is exactly the object keys `keys`.
+fn is_keys(steps: &[Step], keys: &[&str]) -> bool {
+    steps.len() == keys.len()
+        && steps
+            .iter()
+            .zip(keys)
+            .all(|(step, k)| matches!(step, Step::Key(s) if s == k))
+}
+
+/// An item as a message quotes it: compact JSON, escaped, cut at [`QUOTED_CHARS`].
+fn quote(item: &Value) -> String {
+    let text = match item {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let text = printable(&text);
+    let mut cut: String = text.chars().take(QUOTED_CHARS).collect();
+    if text.chars().count() > QUOTED_CHARS {
+        cut.push('…');
+    }
+    format!("`{cut}`")
 }
 
 fn training_container(c: &str) -> Owner {
@@ -1014,5 +1116,78 @@ mod tests {
                      "resources": {"limits": {"memory": "1Ti"}}}],
                 "volumes": [{"name": "data", "emptyDir": {}}]}});
         assert_eq!(verdicts(overlay), []);
+    }
+
+    /// (dotted path, message) of each RDG164 verdict on `overlay` over `built`.
+    fn drops(built: &Value, overlay: &Value) -> Vec<(String, String)> {
+        let mut owned = owned();
+        owned.built = built.clone();
+        judge(&owned, overlay, "the job's")
+            .into_iter()
+            .filter(|v| v.rule == Rule::PodTemplateDropsItems)
+            .map(|v| (dotted(&v.at), v.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_list_replaced_without_the_pods_items_is_a_warning_naming_them() {
+        let mut built = owned().built;
+        built["spec"]["tolerations"] = json!([{"key": "job-taint", "operator": "Exists"}]);
+        built["spec"]["affinity"] = json!({"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}});
+        built["spec"]["initContainers"] =
+            json!([{"name": "fetch", "image": "busybox", "command": ["sh", "-c", "x"]}]);
+        built["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] =
+            json!(["NET_RAW"]);
+        let overlay = json!({"spec": {
+            // Added to, not replaced: nothing is lost.
+            "tolerations": [{"key": "other", "operator": "Exists"}],
+            "affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "rack", "operator": "Exists"}]}]}}},
+            "initContainers": [{"name": "fetch", "command": ["sh"]}],
+            "containers": [{"name": "pytorch",
+                // RDG055's, not this rule's.
+                "command": ["bash"],
+                // Capabilities are the same whatever their case: nothing is lost.
+                "securityContext": {"capabilities": {"drop": ["net_raw", "ALL"]}}}]}});
+        let terms = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+        assert_eq!(
+            drops(&built, &overlay),
+            [
+                (
+                    terms.to_owned(),
+                    format!(
+                        "the job's podTemplate replaces `{terms}`, a list Kubernetes merges whole, and drops 1 item the job's or pool's fields put there: `{{\"matchExpressions\":[{{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}}]}}`; repeat them in the overlay's list to keep them, or change the job or pool field instead"
+                    )
+                ),
+                (
+                    "spec.initContainers[0].command".to_owned(),
+                    "the job's podTemplate replaces `spec.initContainers[0].command`, a list Kubernetes merges whole, and drops 2 items the job's or pool's fields put there: `-c`, `x`; repeat them in the overlay's list to keep them, or change the job or pool field instead".to_owned()
+                ),
+            ]
+        );
+        // Repeating the pod's items, in any order, with more beside them, loses nothing.
+        let kept = json!({"spec": {"initContainers": [
+            {"name": "fetch", "command": ["x", "sh", "-c", "y"]}]}});
+        assert_eq!(drops(&built, &kept), []);
+    }
+
+    #[test]
+    fn lost_items_are_quoted_escaped_cut_and_counted() {
+        let mut built = owned().built;
+        let long = "a".repeat(500);
+        built["spec"]["initContainers"] = json!([{"name": "fetch",
+            "args": [format!("\u{1b}[31m{long}"), "2", "3", "4", "5"]}]);
+        let overlay = json!({"spec": {"initContainers": [{"name": "fetch", "args": []}]}});
+        let found = drops(&built, &overlay);
+        assert_eq!(found.len(), 1);
+        let message = &found[0].1;
+        assert!(!message.contains('\u{1b}'), "{message}");
+        assert!(message.contains("drops 5 items"), "{message}");
+        assert!(message.contains("`2`, `3`, and 2 more;"), "{message}");
+        assert!(message.contains("a…`"), "{message}");
+        assert!(message.chars().count() < 400, "{message}");
     }
 }

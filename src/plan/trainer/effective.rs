@@ -19,6 +19,14 @@
 //!   is upserted by name into its env (T@v2.3.0
 //!   pkg/runtime/framework/plugins/jobset/builder.go:113-150, `apply.UpsertEnvVars`).
 //!
+//! Trainer merges with Kubernetes' strategic merge and nothing else: a list without a
+//! patch merge key, `tolerations` among them, in a TrainJob's patch replaces the
+//! runtime's whole (the Go struct `corev1.PodSpec.Tolerations` has no patchStrategy;
+//! no plugin adds tolerations, T@v2.3.0 pkg/runtime). rdmagen's own overlays add
+//! tolerations up (plan::overlay); that is rdmagen's choice, not Trainer's, so
+//! plan::trainer writes the pod's whole list into the TrainJob whenever it is not the
+//! runtime's, and the merge here stays Kubernetes'.
+//!
 //! The PET_* variables and port 29500 the torch plugin adds are left out: rdmagen
 //! neither sets nor compares them.
 
@@ -217,5 +225,28 @@ mod tests {
         assert_eq!(pod, runtime());
         let pod = effective_pod(&runtime(), &overrides, target(3));
         assert_eq!(pod, runtime());
+    }
+
+    #[test]
+    fn a_train_jobs_tolerations_replace_the_runtimes_on_every_release() {
+        let mut base = runtime();
+        base["spec"]["tolerations"] = json!([{"key": "pool-taint", "operator": "Exists"}]);
+        let tolerations = json!([{"key": "pool-taint", "operator": "Exists"},
+                                 {"key": "job-taint", "operator": "Exists"}]);
+        let patches = json!({"runtimePatches": [{"manager": "rdmagen.io/cli",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                {"name": "node", "template": {"spec": {"template":
+                    {"spec": {"tolerations": [{"key": "job-taint", "operator": "Exists"}]}}}}}]}}}}]});
+        let overrides = json!({"podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
+            "spec": {"tolerations": tolerations.clone()}}]});
+        // Only the job's: the runtime's is gone, as StrategicMergePatch leaves it.
+        let pod = effective_pod(&base, &patches, target(3));
+        assert_eq!(
+            pod["spec"]["tolerations"],
+            json!([{"key": "job-taint", "operator": "Exists"}])
+        );
+        // The whole list, as plan::trainer writes it: the pod gets all of it.
+        let pod = effective_pod(&base, &overrides, target(1));
+        assert_eq!(pod["spec"]["tolerations"], tolerations);
     }
 }
