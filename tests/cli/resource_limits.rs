@@ -83,7 +83,29 @@ fn a_pool_overlay_request_above_the_jobs_limit_is_refused_and_nothing_written() 
     // validate says the same, on stdout, and writes nothing either way.
     let run = rdmagen(&["validate", &input, "--format", "brief"]);
     assert_eq!(run.status.code(), Some(1));
-    assert_eq!(text(&run.stdout).matches("error[RDG160]").count(), 2);
+    // Both at the pool's overlay, which wrote the request (line 15, at `cpu`).
+    let stdout = text(&run.stdout);
+    let at = format!("{input}:15:24: error[RDG160]");
+    assert_eq!(stdout.matches(&at).count(), 2, "{stdout}");
+    // A request the job's own podTemplate writes is reported there, before the pool's.
+    let job_overlay = JOB.replace(
+        r#"resources: {cpu: "8"}"#,
+        r#"resources: {cpu: "8"}
+  podTemplate:
+    spec:
+      containers: [{name: pytorch, resources: {requests: {cpu: "9"}}}]"#,
+    );
+    let both = write(
+        dir.path(),
+        "both.yaml",
+        &format!("{POOL_OVERLAY}{job_overlay}"),
+    );
+    let run = rdmagen(&["validate", &both, "--format", "brief"]);
+    let stdout = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{stdout}");
+    let at = format!("{both}:30:59: error[RDG160]");
+    assert_eq!(stdout.matches(&at).count(), 2, "{stdout}");
+    assert!(stdout.contains(r#"requests cpu "9""#), "{stdout}");
     // Within the limit it renders.
     let fixed = write(
         dir.path(),
@@ -94,7 +116,7 @@ fn a_pool_overlay_request_above_the_jobs_limit_is_refused_and_nothing_written() 
     let run = rdmagen(&["render", &fixed]);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     assert!(
-        text(&run.stdout).contains("cpu: 7500m"),
+        text(&run.stdout).contains("cpu: \"7500m\""),
         "{}",
         text(&run.stdout)
     );
