@@ -54,6 +54,11 @@ const NCCL_DOCS: &str = "https://docs.nvidia.com/deeplearning/nccl/user-guide/do
 const NCCL_GID_SELECTION: &str =
     "https://github.com/NVIDIA/nccl/blob/5067397c/src/transport/net_ib/connect.cc#L279-L335";
 const CAPTURES: &str = "docs/sources.md#capture-formats";
+/// Kubernetes' validation of a container's resources (validateResourceRequirements),
+/// at the release whose schemas rdmagen embeds.
+const K8S_RESOURCE_REQUIREMENTS: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L7123-L7190";
+/// Each request's and limit's value (ValidateResourceQuantityValue).
+const K8S_RESOURCE_QUANTITY: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L7410-L7420";
 
 /// Declares every rule once: each entry becomes a variant of `Rule` and, at the same
 /// index, its `RuleInfo` in `CATALOGUE` (the shape of ruff's `codes.rs`). The order of
@@ -318,6 +323,18 @@ rules! {
     TrainJobWithoutTrainer "RDG158" Error false,
         "a TrainJob on a torch runtime has no spec.trainer", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/torch/torch.go#L138-L166",
         "The torch plugin injects PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT only when the TrainJob has spec.trainer (`if trainJob.Spec.Trainer != nil`, the same in 2.1). Without it each pod's `torchrun` runs alone: one node, its rendezvous at localhost. Write at least `trainer: {numNodes: N}`. Checked when the runtime is linted with the job.";
+    RequestAboveLimit "RDG160" Error false,
+        "a container requests more of a resource than its limit", K8S_RESOURCE_REQUIREMENTS,
+        "The API server refuses a pod whose container requests more cpu, memory or ephemeral-storage than its limit (\"must be less than or equal to cpu limit of 8\"), compared as quantities (500m < 1, 1Gi > 1G). A PyTorchJob or TrainJob is accepted, but the operator's pods are never created, and the job waits without a word until someone reads its events. rdmagen checks every container and init container of everything it renders, and lint checks foreign manifests; with rdmagen inputs it usually means a podTemplate overlay sets a request above the job's `resources`, which become the limits. Lower the request or raise the limit.";
+    NotOvercommittable "RDG161" Error false,
+        "an extended resource (GPUs, RDMA devices) or hugepages is requested without an equal limit", K8S_RESOURCE_REQUIREMENTS,
+        "Resources outside kubernetes.io (nvidia.com/gpu, rdma/*, any device plugin's) and hugepages-* cannot be overcommitted: the API server requires a limit for every such request and the request to equal it (\"must be equal to nvidia.com/gpu limit of 8\", \"Limit must be set for non overcommitable resources\"). A limit alone is enough: Kubernetes copies it to the request. Set the limit and drop the request, or make them equal.";
+    ResourceValueInvalid "RDG162" Error false,
+        "a resource request or limit is not a quantity, is negative, or is a fraction of a whole-unit resource", K8S_RESOURCE_QUANTITY,
+        "Every request and limit must parse as a Kubernetes quantity and be at least 0, and extended resources (nvidia.com/gpu, rdma/*, anything outside kubernetes.io) count whole devices: `0.5` or `500m` GPUs is refused (\"must be an integer\"). The API server refuses the pod, so the operator never creates it.";
+    HugePagesShape "RDG163" Error false,
+        "a hugepages request or limit is not a whole number of pages, or comes without cpu or memory", K8S_RESOURCE_REQUIREMENTS,
+        "hugepages-<size> is counted in whole pages: the amount must be a multiple of the page size its name gives (hugepages-2Mi: 2Mi, 4Mi, ...), and a container that asks for hugepages must also request or limit cpu or memory (\"HugePages require cpu or memory\"). The API server refuses the pod otherwise.";
     ImageNcclEnv "RDG080" Warning false,
         "the image sets an NCCL variable with ENV", SEED_AISTUDIO,
         "AIStudio: custom images migrated from other platforms may carry preset environment variables that cause training problems. Env in the pod spec overrides the image's ENV, so what rdmagen writes wins; the danger is a variable rdmagen deliberately leaves unset: one the platform presets, NCCL_IB_GID_INDEX under `gidIndex: auto` (NCCL's dynamic selection), NCCL_IB_DISABLE when RDMA is on (NCCL's default 0), NCCL_IB_HCA when the pool lists no data NICs. There the image's value stands, and NCCL_IB_DISABLE=1 or a stale GID index in an image silently changes every job. Set NCCL variables per job or per pool, not in the image.";

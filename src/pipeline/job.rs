@@ -131,7 +131,7 @@ fn render_job(
         run.renderer,
         run.verifier,
         &judge,
-        job,
+        (job, pool),
         &plan,
         dir,
         findings,

@@ -1,13 +1,16 @@
 //! Render and verify one job's files.
 
+use serde_json::Value;
+
 use crate::diagnostics::Rule;
-use crate::diagnostics::{Finding, Findings};
+use crate::diagnostics::{Finding, Findings, Location};
 use crate::dockerfile;
-use crate::model::{JobDocument, Loaded};
+use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::rendered::{OutputFile, RenderedJob};
 use crate::plan::Plan;
 use crate::render::{self, Renderer};
 use crate::verify::Verifier;
+use crate::yaml::tree::{Document, Seg};
 
 /// Render and verify the job's files; None when a check fails. `fails` judges new
 /// findings by the user's rule levels and says whether errors are left (a check the
@@ -16,7 +19,7 @@ pub(super) fn render_one(
     renderer: &Renderer,
     verifier: &Verifier,
     fails: &dyn Fn(&mut Findings, usize) -> bool,
-    job: &Loaded<JobDocument>,
+    (job, pool): (&Loaded<JobDocument>, &Loaded<PoolDocument>),
     plan: &Plan,
     dir: &str,
     findings: &mut Findings,
@@ -27,7 +30,7 @@ pub(super) fn render_one(
         let from = findings.len();
         for mut p in problems {
             p.message = format!("rendered {file}: {}", p.message);
-            p.location = Some(at.clone());
+            p.location = Some(overlay_location(&p, plan, job, pool).unwrap_or_else(|| at.clone()));
             findings.add(p);
         }
         fails(findings, from)
@@ -88,5 +91,79 @@ pub(super) fn render_one(
         pool: job.value.spec.pool.clone(),
         files,
         decisions: plan.decisions.clone(),
+    })
+}
+
+/// The rules about a container's requests and limits (verify::resources).
+const RESOURCE_RULES: [Rule; 4] = [
+    Rule::RequestAboveLimit,
+    Rule::NotOvercommittable,
+    Rule::ResourceValueInvalid,
+    Rule::HugePagesShape,
+];
+
+/// Where a podTemplate overlay wrote the request or limit a resource finding is
+/// about: the job's own overlay when it sets that value, else the pool's
+/// (`jobDefaults.podTemplate`, which the job's is merged over). None when neither
+/// does (the value is rdmagen's decision from `resources`, or the finding is about a
+/// TrainJob's resourcesPerNode): the finding stays at the job.
+fn overlay_location(
+    finding: &Finding,
+    plan: &Plan,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+) -> Option<Location> {
+    if !RESOURCE_RULES.contains(&finding.rule) {
+        return None;
+    }
+    // `.../template/spec/<list>/<index>/resources/<section>/<name>`: the rendered pod
+    // template is the plan's, so its containers are the plan's, in the same order.
+    let pointer = finding.pointer.as_deref()?;
+    let (_, tail) = pointer.rsplit_once("/template/spec/")?;
+    let segments: Vec<String> = tail
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let [list, index, resources, section, name] = segments.as_slice() else {
+        return None;
+    };
+    if resources != "resources" {
+        return None;
+    }
+    let container = &plan.pod.template["spec"][list.as_str()][index.parse::<usize>().ok()?]["name"];
+    let overlays: [(&Document, &[Seg<'_>], Option<&Value>); 2] = [
+        (
+            &job.doc,
+            &[Seg::Key("spec"), Seg::Key("podTemplate")],
+            job.value.spec.pod_template.as_ref(),
+        ),
+        (
+            &pool.doc,
+            &[
+                Seg::Key("spec"),
+                Seg::Key("jobDefaults"),
+                Seg::Key("podTemplate"),
+            ],
+            pool.value.spec.job_defaults.pod_template.as_ref(),
+        ),
+    ];
+    overlays.into_iter().find_map(|(doc, prefix, overlay)| {
+        let items = overlay?["spec"][list.as_str()].as_array()?;
+        let i = items.iter().position(|c| {
+            c["name"] == *container
+                && c["resources"][section.as_str()]
+                    .get(name.as_str())
+                    .is_some()
+        })?;
+        let mut path = prefix.to_vec();
+        path.extend([
+            Seg::Key("spec"),
+            Seg::Key(list),
+            Seg::Index(i),
+            Seg::Key("resources"),
+            Seg::Key(section),
+            Seg::Key(name),
+        ]);
+        Some(doc.locate(&path))
     })
 }

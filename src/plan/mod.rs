@@ -11,7 +11,7 @@ mod nccl_env;
 mod overlay;
 pub mod pod;
 pub mod pod_parts;
-mod quantity;
+pub mod quantity;
 mod rdma;
 mod resolve;
 mod target;

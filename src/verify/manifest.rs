@@ -10,6 +10,8 @@ use crate::model::target::OperatorGeneration;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::{Profile, is_rdma_resource, profile};
 
+use super::resources;
+
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.
 #[derive(Debug, Clone, Copy, Default)]
@@ -231,12 +233,14 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
             command(out, c, &at, nproc, facts);
         }
     }
+    out.0.extend(resources::check(pod, base));
 }
 
 /// The rules of a training pod that hold wherever its template sits (a PyTorchJob
 /// replica, a Trainer runtime's replicated job, the pod a TrainJob gets from its
-/// runtime): hostNetwork and DNS, RDMA and IPC_LOCK, a memory-backed /dev/shm, and
-/// every container's NCCL variables. `pod` is a pod spec at `base` (a JSON Pointer);
+/// runtime): hostNetwork and DNS, RDMA and IPC_LOCK, a memory-backed /dev/shm, every
+/// container's NCCL variables, and every container's requests and limits as the API
+/// server validates them (`resources`, also run on each PyTorchJob replica). `pod` is a pod spec at `base` (a JSON Pointer);
 /// `peer` is the name the pods resolve to reach rank 0.
 pub(crate) fn pod_shape(
     pod: &Value,
@@ -253,6 +257,7 @@ pub(crate) fn pod_shape(
     for (i, c) in containers.iter().enumerate() {
         container_rdma(&mut out, pod, c, &format!("{base}/containers/{i}"), facts);
     }
+    out.0.extend(resources::check(pod, base));
     out.0
 }
 

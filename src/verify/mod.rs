@@ -1,12 +1,14 @@
 //! Verify: rendered text is parsed back and checked before anything is written —
 //! against rdmagen's schema of the PyTorchJob envelope, Kubernetes' own schema for
 //! every pod template, PersistentVolume and PersistentVolumeClaim, every error-level
-//! manifest rule (the operator webhook's among them), and the plan itself (image,
+//! manifest rule (the operator webhook's among them, and the API server's validation
+//! of each container's requests and limits, `resources`), and the plan itself (image,
 //! command and environment must read back exactly).
 
 pub mod lint;
 pub mod manifest;
 mod message;
+mod resources;
 pub mod storage;
 pub mod trainer;
 pub mod trainer_crd;

@@ -25,6 +25,7 @@ mod pod_fields;
 mod pod_template;
 mod real_clusters;
 mod render_options;
+mod resource_limits;
 mod rule_config;
 mod rules;
 mod schemas;
