@@ -185,7 +185,15 @@ fn bless_is_idempotent() {
     let dir = golden_copy();
     edit(dir.path(), |t| t.replace("queue: default", "queue: other"));
     let d = dir.path().to_str().unwrap();
+    // A golden file edited by hand is not rdmagen's to overwrite unasked.
     let out = rdmagen(&["render", EX, "-o", d, "--bless"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("(edited since rdmagen wrote it"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = rdmagen(&["render", EX, "-o", d, "--bless", "--force"]);
     assert!(out.status.success());
     assert!(
         text(&out.stderr).contains("updated: "),
