@@ -29,7 +29,7 @@ use crate::pipeline::{Order, OutputFile, RenderedJob, Sink};
 
 pub use old_tree::OldTree;
 pub use output_dir::{Access, OutputDir, Waiting};
-use owned::{Fingerprint, RECORD, Record};
+use owned::{Fingerprint, Proof, RECORD, Record};
 
 /// What a write did, for the summary line.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -61,6 +61,10 @@ pub struct OutputWriter {
     /// Files this run would replace that are not rdmagen's as written: each one's
     /// message. Any of them fails the run at commit, before anything changes.
     refused: Mutex<Vec<String>>,
+    /// What the old tree held at each path this run replaces or prunes, as it was
+    /// judged: after the swap the old file is deleted only if it still holds these
+    /// bytes, so an edit made while the run renders is kept, not lost.
+    judged: Mutex<BTreeMap<String, Fingerprint>>,
     unchanged: Mutex<Vec<String>>,
     created: AtomicUsize,
     updated: AtomicUsize,
@@ -98,6 +102,7 @@ impl OutputWriter {
             force,
             rendered: Mutex::default(),
             refused: Mutex::default(),
+            judged: Mutex::default(),
             unchanged: Mutex::default(),
             created: AtomicUsize::new(0),
             updated: AtomicUsize::new(0),
@@ -135,6 +140,7 @@ impl OutputWriter {
             if let Some(why) = self.not_to_replace(rel, &old) {
                 lock(&self.refused).push(why);
             }
+            lock(&self.judged).insert(rel.to_owned(), Fingerprint::of(&old));
             self.updated.fetch_add(1, Ordering::Relaxed);
         } else {
             self.created.fetch_add(1, Ordering::Relaxed);
@@ -148,6 +154,10 @@ impl OutputWriter {
         let shown = self.old.shown(rel).display().to_string();
         if self.force {
             None
+        } else if self.old.damaged(rel) {
+            Some(format!(
+                "{shown} (its line in {RECORD} is damaged, so nothing proves rdmagen wrote it)"
+            ))
         } else if !self.old.owns(rel) {
             Some(format!(
                 "{shown} (not in {RECORD}: rdmagen did not write it)"
@@ -185,14 +195,14 @@ impl OutputWriter {
             .collect();
         for rel in stale.iter().filter(|rel| prune && old.owns(rel)) {
             // Unreadable counts as edited: deleting needs proof.
-            let edited = !self.force
-                && files::read_regular(&old.path(rel))
-                    .ok()
-                    .is_none_or(|now| old.edited(rel, &now));
-            if edited {
-                written.kept_edited.insert((*rel).to_owned());
-            } else {
-                written.pruned.insert((*rel).to_owned());
+            match files::read_regular(&old.path(rel)) {
+                Ok(now) if self.force || !old.edited(rel, &now) => {
+                    written.pruned.insert((*rel).to_owned());
+                    lock(&self.judged).insert((*rel).to_owned(), Fingerprint::of(&now));
+                }
+                _ => {
+                    written.kept_edited.insert((*rel).to_owned());
+                }
             }
         }
         let kept: Vec<&str> = stale
@@ -203,12 +213,11 @@ impl OutputWriter {
         // edit keeps it the user's.
         let mut owned_now: Record = rendered
             .iter()
-            .map(|(rel, fingerprint)| (rel.clone(), Some(*fingerprint)))
+            .map(|(rel, fingerprint)| (rel.clone(), Proof::Bytes(*fingerprint)))
             .collect();
         owned_now.extend(
             kept.iter()
-                .filter(|rel| old.owns(rel))
-                .map(|rel| ((*rel).to_owned(), old.fingerprint(rel))),
+                .filter_map(|rel| old.proof(rel).map(|proof| ((*rel).to_owned(), proof))),
         );
         let record = owned::format(&owned_now);
         let old_record = match old.has_file(RECORD)? {
@@ -228,10 +237,18 @@ impl OutputWriter {
         let result = self.build_and_swap(&mut staging, &unchanged, &kept, &record);
         match result {
             Ok(()) => {
-                // What the old tree held at a path this run rendered was replaced on
-                // purpose: it goes too, whoever wrote it.
-                let mut replaced: BTreeSet<String> = rendered.into_keys().collect();
-                replaced.extend(self.old.owned().map(str::to_owned));
+                // What this run replaced or pruned goes with the old tree, if it still
+                // holds what was judged; an edit made since stays in the staging area
+                // and is named (what both trees share goes by its inode).
+                let judged = std::mem::take(&mut *lock(&self.judged));
+                let replaced: BTreeSet<String> = judged
+                    .into_iter()
+                    .filter(|(rel, was)| {
+                        files::read_regular(&staging.tree.join(rel))
+                            .is_ok_and(|now| Fingerprint::of(&now) == *was)
+                    })
+                    .map(|(rel, _)| rel)
+                    .collect();
                 let left = swap::clear_old_tree(&staging.tree, &self.out.path(), &replaced);
                 // Whatever stays keeps its lock file, so the next run tries again.
                 if left.is_empty() {
@@ -375,4 +392,65 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     out.write_all(bytes).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(dir: &Path) -> OutputWriter {
+        let mut waiting = Waiting {
+            no_wait: true,
+            notify: Box::new(|_| {}),
+        };
+        OutputWriter::open(dir, &mut waiting, false).unwrap()
+    }
+
+    fn file(path: &str, text: &str) -> OutputFile {
+        OutputFile {
+            path: path.to_owned(),
+            text: text.to_owned(),
+        }
+    }
+
+    /// The attack edited two outputs while a long render ran, after they were judged
+    /// rdmagen's: one in place, one by renaming a copy over it. Both edits were lost.
+    /// The new tree still gets the rendered files, and each edited old file is left
+    /// in the staging area, named, instead of deleted.
+    #[test]
+    fn an_edit_made_while_the_run_renders_is_left_aside_not_deleted() {
+        let scratch = tempfile::tempdir().unwrap();
+        let out = scratch.path().join("out");
+        let first = writer(&out);
+        for job in ["a", "b", "c"] {
+            first
+                .put(&file(&format!("{job}/pytorchjob.yaml"), "v1\n"))
+                .unwrap();
+        }
+        first.commit(false).unwrap();
+
+        let second = writer(&out);
+        for job in ["a", "b", "c"] {
+            second
+                .put(&file(&format!("{job}/pytorchjob.yaml"), "v2\n"))
+                .unwrap();
+        }
+        std::fs::write(out.join("a/pytorchjob.yaml"), "v1 tuned in place\n").unwrap();
+        std::fs::write(out.join("b/copy"), "v1 tuned in a copy\n").unwrap();
+        std::fs::rename(out.join("b/copy"), out.join("b/pytorchjob.yaml")).unwrap();
+        let written = second.commit(false).unwrap();
+
+        for job in ["a", "b", "c"] {
+            let now = std::fs::read_to_string(out.join(format!("{job}/pytorchjob.yaml")));
+            assert_eq!(now.unwrap(), "v2\n");
+        }
+        let mut left: Vec<String> = written
+            .left
+            .iter()
+            .filter(|path| path.is_file())
+            .map(|path| std::fs::read_to_string(path).unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["v1 tuned in a copy\n", "v1 tuned in place\n"]);
+    }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
-use super::owned::{self, Fingerprint, RECORD, Record};
+use super::owned::{self, Fingerprint, Proof, RECORD, Record};
 use crate::error::Error;
 use crate::files;
 
@@ -70,7 +70,7 @@ impl OldTree {
             None => entries
                 .keys()
                 .filter(|rel| owned::is_output_name(rel))
-                .map(|rel| (rel.clone(), None))
+                .map(|rel| (rel.clone(), Proof::Listed))
                 .collect(),
         };
         let owned = owned
@@ -132,24 +132,25 @@ impl OldTree {
             .map(|(rel, _)| rel.as_str())
     }
 
-    /// Whether rdmagen can prove it wrote `rel`.
+    /// Whether rdmagen can prove it wrote `rel` (a damaged record line proves nothing).
     pub fn owns(&self, rel: &str) -> bool {
-        self.owned.contains_key(rel)
+        matches!(self.owned.get(rel), Some(Proof::Bytes(_) | Proof::Listed))
+    }
+
+    /// Whether `rel`'s record line is damaged (for the message that refuses it).
+    pub fn damaged(&self, rel: &str) -> bool {
+        self.owned.get(rel) == Some(&Proof::Damaged)
     }
 
     /// Whether `bytes`, what `rel` holds now, differ from what the record says rdmagen
     /// wrote there (false when the record has no fingerprint for it).
     pub fn edited(&self, rel: &str, bytes: &[u8]) -> bool {
-        matches!(self.owned.get(rel), Some(Some(wrote)) if *wrote != Fingerprint::of(bytes))
+        matches!(self.owned.get(rel), Some(Proof::Bytes(wrote)) if *wrote != Fingerprint::of(bytes))
     }
 
-    /// The record's fingerprint of `rel`, for a file that stays in the new record.
-    pub fn fingerprint(&self, rel: &str) -> Option<Fingerprint> {
-        self.owned.get(rel).copied().flatten()
-    }
-
-    pub fn owned(&self) -> impl Iterator<Item = &str> {
-        self.owned.keys().map(String::as_str)
+    /// What the record proves of `rel`, for a file that stays in the new record.
+    pub fn proof(&self, rel: &str) -> Option<Proof> {
+        self.owned.get(rel).copied()
     }
 
     /// `rel` as the user would name it, for messages.

@@ -13,9 +13,22 @@ pub const RECORD: &str = ".rdmagen-owned";
 
 const HEADER: &str = "# Files rdmagen wrote here, one per line, each with a tab and the fingerprint of\n# what it wrote. rdmagen replaces or (--bless --prune) deletes only files listed\n# here whose bytes still match; everything else in this directory is left alone.\n";
 
-/// Files rdmagen wrote, each with the fingerprint of what it wrote (None for a line
-/// without one: records before fingerprints, or a damaged fingerprint).
-pub type Record = BTreeMap<String, Option<Fingerprint>>;
+/// What a record line proves about its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proof {
+    /// rdmagen wrote these bytes there.
+    Bytes(Fingerprint),
+    /// rdmagen wrote the file; the record predates fingerprints (no line has one), so
+    /// its bytes cannot be checked.
+    Listed,
+    /// The line is damaged (a fingerprint cut or garbled, a line without one in a
+    /// record with them, the path twice with different proofs): it proves nothing,
+    /// and the file is the user's.
+    Damaged,
+}
+
+/// Files rdmagen wrote, by path.
+pub type Record = BTreeMap<String, Proof>;
 
 /// FNV-1a (64 bits) of a file's bytes. It tells an edited file from the one rdmagen
 /// wrote; it is no defence against someone who crafts a collision, who could as well
@@ -71,24 +84,43 @@ pub fn is_plain_relative(rel: &str) -> bool {
 /// is followed by a tab and its fingerprint (a tab is a control character, which no
 /// plain path holds).
 pub fn parse(text: &str) -> Record {
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .filter_map(|line| {
-            let (path, fingerprint) = match line.split_once('\t') {
-                Some((path, rest)) => (path, Fingerprint::parse(rest)),
-                None => (line, None),
-            };
-            (is_plain_relative(path) && path != RECORD).then(|| (path.to_owned(), fingerprint))
-        })
-        .collect()
+    let lines = || text.lines().filter(|line| !line.starts_with('#'));
+    let fingerprinted = lines().any(|line| line.contains('\t'));
+    let mut record = Record::new();
+    for line in lines() {
+        let (path, proof) = match line.split_once('\t') {
+            Some((path, rest)) => (
+                path,
+                Fingerprint::parse(rest).map_or(Proof::Damaged, Proof::Bytes),
+            ),
+            None if fingerprinted => (line, Proof::Damaged),
+            None => (line, Proof::Listed),
+        };
+        if !is_plain_relative(path) || path == RECORD {
+            continue;
+        }
+        record
+            .entry(path.to_owned())
+            .and_modify(|seen| {
+                if *seen != proof {
+                    *seen = Proof::Damaged;
+                }
+            })
+            .or_insert(proof);
+    }
+    record
 }
 
 /// The text of a record (sorted, so the same files give the same bytes).
 pub fn format(record: &Record) -> String {
     let mut text = HEADER.to_owned();
-    for (file, fingerprint) in record {
+    for (file, proof) in record {
+        // A damaged line is not written again: the file is the user's now.
+        if *proof == Proof::Damaged {
+            continue;
+        }
         text.push_str(file);
-        if let Some(fingerprint) = fingerprint {
+        if let Proof::Bytes(fingerprint) = proof {
             text.push('\t');
             text.push_str(&fingerprint.to_string());
         }
@@ -114,7 +146,10 @@ mod tests {
     fn record(files: &[(&str, Option<&[u8]>)]) -> Record {
         files
             .iter()
-            .map(|(path, bytes)| ((*path).to_owned(), bytes.map(Fingerprint::of)))
+            .map(|(path, bytes)| {
+                let proof = bytes.map_or(Proof::Listed, |b| Proof::Bytes(Fingerprint::of(b)));
+                ((*path).to_owned(), proof)
+            })
             .collect()
     }
 
@@ -123,11 +158,15 @@ mod tests {
         let files = record(&[
             ("b/pytorchjob.yaml", Some(b"kind: PyTorchJob\n")),
             ("a/Dockerfile", Some(b"")),
-            ("a b/storage.yaml", None),
+            ("a b/storage.yaml", Some(b"x")),
         ]);
         assert_eq!(parse(&format(&files)), files);
-        let hostile = "../outside\n/etc/passwd\na//b\n./x\nok/pytorchjob.yaml\n.rdmagen-owned\na\\b\n../x\tfnv1a64:0000000000000000\n";
+        let legacy = record(&[("a/Dockerfile", None), ("b/pytorchjob.yaml", None)]);
+        assert_eq!(parse(&format(&legacy)), legacy);
+        let hostile =
+            "../outside\n/etc/passwd\na//b\n./x\nok/pytorchjob.yaml\n.rdmagen-owned\na\\b\n";
         assert_eq!(parse(hostile), record(&[("ok/pytorchjob.yaml", None)]));
+        assert!(parse("../x\tfnv1a64:0000000000000000\n").is_empty());
     }
 
     /// FNV-1a's published test vectors (the empty string is the offset basis), so the
@@ -145,16 +184,29 @@ mod tests {
         );
     }
 
+    /// The attack cut fingerprints short, garbled them, and added a bare line for a
+    /// fingerprinted path (as a merge might): each once counted as "written by
+    /// rdmagen, bytes unknown", and the edited file was replaced or pruned.
     #[test]
-    fn a_damaged_fingerprint_proves_nothing_about_the_bytes() {
+    fn a_damaged_line_proves_nothing() {
+        let good = "b/x\tfnv1a64:cbf29ce484222325";
         for line in [
             "a/Dockerfile\tfnv1a64:123",
             "a/Dockerfile\tsha256:cbf29ce484222325",
             "a/Dockerfile\tfnv1a64:+bf29ce484222325",
+            "a/Dockerfile\tfnv1a64: cbf29ce48422232",
             "a/Dockerfile\t",
+            "a/Dockerfile",
         ] {
-            assert_eq!(parse(line), record(&[("a/Dockerfile", None)]), "{line}");
+            let parsed = parse(&format!("{good}\n{line}\n"));
+            assert_eq!(parsed["a/Dockerfile"], Proof::Damaged, "{line}");
+            assert!(matches!(parsed["b/x"], Proof::Bytes(_)));
         }
+        let twice = parse("a/Dockerfile\tfnv1a64:cbf29ce484222325\na/Dockerfile\n");
+        assert_eq!(twice["a/Dockerfile"], Proof::Damaged);
+        let same_twice = format!("{good}\n{good}\n");
+        assert!(matches!(parse(&same_twice)["b/x"], Proof::Bytes(_)));
+        assert!(!format(&twice).contains("a/Dockerfile"));
     }
 
     #[test]

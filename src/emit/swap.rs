@@ -294,7 +294,9 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
 fn old_tree_owned(tree: &Path) -> BTreeSet<String> {
     match files::read_regular(&tree.join(RECORD)) {
         Ok(text) => owned::parse(&String::from_utf8_lossy(&text))
-            .into_keys()
+            .into_iter()
+            .filter(|(_, proof)| *proof != owned::Proof::Damaged)
+            .map(|(rel, _)| rel)
             .collect(),
         Err(_) => files::walk(tree)
             .map(|entries| {

@@ -19,6 +19,8 @@
 //! must be cpu, memory, ephemeral-storage or hugepages-*, a prefixed one a qualified
 //! name), resource claims, and pod-level `spec.resources`.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::message::{pointer_segment, quoted};
@@ -27,6 +29,10 @@ use crate::plan::quantity::Exact;
 
 /// helpers.go `core.ResourceHugePagesPrefix` (types.go L5565).
 const HUGE_PAGES_PREFIX: &str = "hugepages-";
+/// The most findings one container's resources give: a manifest may hold tens of
+/// thousands of request keys, and each finding is located in the file.
+const MAX_FINDINGS_PER_CONTAINER: usize = 16;
+
 /// validation.go L7132 `supportedQoSComputeResources`.
 const QOS_COMPUTE: [&str; 2] = ["cpu", "memory"];
 
@@ -40,7 +46,17 @@ pub(crate) fn check(pod: &Value, base: &str) -> Vec<Finding> {
         let containers = pod[list].as_array().map(Vec::as_slice).unwrap_or_default();
         for (i, container) in containers.iter().enumerate() {
             let at = format!("{base}/{list}/{i}/resources");
-            out.extend(requirements(&container["resources"], &at, container));
+            let mut found = requirements(&container["resources"], &at, container);
+            if found.len() > MAX_FINDINGS_PER_CONTAINER {
+                let more = found.len() - MAX_FINDINGS_PER_CONTAINER;
+                found.truncate(MAX_FINDINGS_PER_CONTAINER);
+                if let Some(last) = found.last_mut() {
+                    last.message.push_str(&format!(
+                        " ({more} more findings about this container's resources not shown)"
+                    ));
+                }
+            }
+            out.extend(found);
         }
     }
     out
@@ -60,13 +76,13 @@ fn requirements(resources: &Value, at: &str, container: &Value) -> Vec<Finding> 
     let mut huge_pages = false;
     let mut cpu_or_memory = false;
     // L7133-L7152: each limit's value, and whether it names hugepages or cpu/memory.
-    let mut parsed_limits = Vec::new();
+    let mut parsed_limits = HashMap::new();
     for (name, value) in limits {
         let pointer = format!("{at}/limits/{}", pointer_segment(name));
         let amount = amount(&mut out, name, value, &pointer, "limits");
         huge_pages |= is_huge_pages(name);
         cpu_or_memory |= QOS_COMPUTE.contains(&name.as_str());
-        parsed_limits.push((name.as_str(), amount));
+        parsed_limits.insert(name.as_str(), amount);
     }
     // L7153-L7183: each request's value, then the request against its limit.
     for (name, value) in requests {
@@ -74,11 +90,10 @@ fn requirements(resources: &Value, at: &str, container: &Value) -> Vec<Finding> 
         let request = amount(&mut out, name, value, &pointer, "requests");
         huge_pages |= is_huge_pages(name);
         cpu_or_memory |= QOS_COMPUTE.contains(&name.as_str());
-        let limit = parsed_limits.iter().find(|(n, _)| *n == name.as_str());
-        match limit {
+        match parsed_limits.get(name.as_str()) {
             // L7163-L7169. A value that is no quantity is reported above; the API
             // server cannot decode the pod at all then, so nothing is compared.
-            Some((_, Some(limit))) => {
+            Some(Some(limit)) => {
                 let Some(request) = request else { continue };
                 let limit_text = quoted(&limits[name.as_str()]);
                 let request_text = quoted(value);
@@ -100,7 +115,7 @@ fn requirements(resources: &Value, at: &str, container: &Value) -> Vec<Finding> 
                     ));
                 }
             }
-            Some((_, None)) => {}
+            Some(None) => {}
             // L7170-L7172.
             None if !is_overcommit_allowed(name) => out.push(Finding::at_pointer(
                 Rule::NotOvercommittable,
@@ -127,9 +142,11 @@ fn requirements(resources: &Value, at: &str, container: &Value) -> Vec<Finding> 
 
 /// One request's or limit's value: ValidateResourceQuantityValue (L7411-L7420) and,
 /// for hugepages, validateResourceQuantityHugePageValue (L7253-L7263). Returns the
-/// amount when it is a quantity. YAML numbers (`cpu: 8`) are quantities too, as
-/// Quantity's UnmarshalJSON reads them; a value of another type is the schema
-/// check's (RDG095).
+/// amount when it is a quantity. YAML integers (`cpu: 8`) are quantities too, as
+/// Quantity's UnmarshalJSON reads them; every pod checked here sits in a custom
+/// resource (PyTorchJob, TrainJob, a runtime) whose CRD types each value
+/// `x-kubernetes-int-or-string`, so any other JSON value (`0.5` unquoted, `true`) is
+/// refused before the pod is ever made.
 fn amount(
     out: &mut Vec<Finding>,
     name: &str,
@@ -137,12 +154,21 @@ fn amount(
     pointer: &str,
     section: &str,
 ) -> Option<Exact> {
+    let shown = quoted(value);
     let text = match value {
         Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
+        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+        _ => {
+            out.push(Finding::at_pointer(
+                Rule::ResourceValueInvalid,
+                format!(
+                    "{section}.{name} is {shown}, which the CRD's int-or-string type refuses (an integer or a string only): quote the quantity"
+                ),
+                pointer,
+            ));
+            return None;
+        }
     };
-    let shown = quoted(value);
     let Some(amount) = Exact::parse(&text) else {
         out.push(Finding::at_pointer(
             Rule::ResourceValueInvalid,
@@ -243,6 +269,35 @@ mod tests {
     }
 
     const REQ: &str = "/spec/containers/0/resources/requests";
+    const LIM: &str = "/spec/containers/0/resources/limits";
+
+    /// The attack's inputs: `cpu: 0.5` unquoted and `cpu: true` were let through,
+    /// and the PyTorchJob CRD refuses both.
+    #[test]
+    fn only_integers_and_strings_are_quantities_in_a_crd() {
+        for value in [json!(0.5), json!(true), json!([1]), json!(null)] {
+            let bad = found(json!({"limits": {"cpu": value}}));
+            assert_eq!(bad, [("RDG162", format!("{LIM}/cpu"))], "{value}");
+        }
+        assert!(found(json!({"limits": {"cpu": 2, "memory": "1Gi"}})).is_empty());
+    }
+
+    /// 40 000 request keys once took 9 s (a lookup per key over the limits, and a
+    /// finding located per key); the findings are capped per container.
+    #[test]
+    fn findings_are_capped_per_container() {
+        let requests: Map<String, Value> = (0..5000)
+            .map(|i| (format!("example.com/r{i}"), json!("1")))
+            .collect();
+        let pod = json!({"containers": [{"name": "c", "resources": {"requests": requests}}]});
+        let findings = check(&pod, "/spec");
+        assert_eq!(findings.len(), MAX_FINDINGS_PER_CONTAINER);
+        assert!(
+            findings[MAX_FINDINGS_PER_CONTAINER - 1]
+                .message
+                .ends_with("(4984 more findings about this container's resources not shown)")
+        );
+    }
 
     #[test]
     fn a_request_above_its_limit_is_refused_l7167() {
@@ -330,8 +385,12 @@ mod tests {
             found(json!({"requests": {"memory": "1GB"}, "limits": {"memory": "2Gi"}})),
             [("RDG162", format!("{REQ}/memory"))]
         );
-        // A value of another type is the Kubernetes schema's finding (RDG095).
-        assert!(found(json!({"requests": {"cpu": true}})).is_empty());
+        // A value of another type: the CRD's int-or-string refuses it (lint has no
+        // Kubernetes schema check to say so).
+        assert_eq!(
+            found(json!({"requests": {"cpu": true}})),
+            [("RDG162", format!("{REQ}/cpu"))]
+        );
     }
 
     #[test]

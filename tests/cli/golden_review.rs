@@ -136,7 +136,14 @@ fn stale_files_are_reported_and_pruned_only_when_asked() {
     // A job rdmagen rendered once (its record says so) and no input renders now.
     let record = dir.path().join(".rdmagen-owned");
     let listed = std::fs::read_to_string(&record).unwrap();
-    std::fs::write(&record, format!("{listed}old-job/pytorchjob.yaml\n")).unwrap();
+    let mut fnv = fnv::FnvHasher::default();
+    std::hash::Hasher::write(&mut fnv, b"kind: Old\n");
+    let fingerprint = std::hash::Hasher::finish(&fnv);
+    std::fs::write(
+        &record,
+        format!("{listed}old-job/pytorchjob.yaml\tfnv1a64:{fingerprint:016x}\n"),
+    )
+    .unwrap();
     let (code, stdout, _) = check(dir.path(), &["--format", "brief"]);
     assert_eq!(code, 1);
     assert!(stdout.contains("D "), "{stdout}");
