@@ -58,6 +58,7 @@ const CAPTURES: &str = "docs/sources.md#capture-formats";
 /// at the release whose schemas rdmagen embeds.
 const K8S_RESOURCE_REQUIREMENTS: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L7123-L7190";
 /// Each request's and limit's value (ValidateResourceQuantityValue).
+const K8S_TOLERATIONS: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L4019-L4065";
 const K8S_RESOURCE_QUANTITY: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L7410-L7420";
 
 /// Declares every rule once: each entry becomes a variant of `Rule` and, at the same
@@ -440,6 +441,9 @@ rules! {
     PodTemplateDropsItems "RDG164" Warning false,
         "a podTemplate overlay replaces a list and drops items the job or pool put in it", "schemas/kubernetes/v1.33-core.json",
         "Kubernetes' strategic merge replaces a list without a patch merge key (its definition has no `x-kubernetes-patch-merge-key`: affinity terms, a container's command and args, `capabilities.drop`, dnsConfig lists, ...) with the patch's whole list. Where the pod rdmagen built already holds items there from the job's or the pool's fields (affinity, sidecars, initContainers, securityContext), an overlay that lists others loses them without a word. rdmagen merges such lists as Kubernetes does, because adding to them would change what they mean (node selector terms are ORed; a command is a sequence), and names the items lost: repeat them in the overlay's list, or change the job or pool field instead. Tolerations and the training container's envFrom and capabilities.add are added to, never replaced, so they do not trigger this.";
+    TolerationInvalid "RDG165" Error false,
+        "a toleration the API server refuses", K8S_TOLERATIONS,
+        "Kubernetes validates every toleration of a pod (ValidateTolerations): an empty key needs operator Exists (\"match all\"), Exists takes no value, Equal (or no operator) takes a label value (at most 63 characters: letters, digits, `-`, `_`, `.`), only Equal and Exists are operators, the key is a label key, the effect is NoSchedule, PreferNoSchedule or NoExecute, and tolerationSeconds needs effect NoExecute. A pod with a bad toleration is refused, so the operator never creates it; with podTemplate tolerations added to every pod, one bad item stops the whole job.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";

@@ -6,6 +6,7 @@ pub mod config_map;
 pub mod definitions;
 pub mod input_schema;
 pub mod job_name;
+pub mod labels;
 pub mod merge;
 pub mod namespace;
 

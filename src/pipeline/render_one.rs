@@ -30,7 +30,9 @@ pub(super) fn render_one(
         let from = findings.len();
         for mut p in problems {
             p.message = format!("rendered {file}: {}", p.message);
-            p.location = Some(overlay_location(&p, plan, job, pool).unwrap_or_else(|| at.clone()));
+            let input = overlay_location(&p, plan, job, pool)
+                .or_else(|| toleration_location(&p, plan, job, pool));
+            p.location = Some(input.unwrap_or_else(|| at.clone()));
             findings.add(p);
         }
         fails(findings, from)
@@ -164,6 +166,61 @@ fn overlay_location(
             Seg::Key(section),
             Seg::Key(name),
         ]);
+        Some(doc.locate(&path))
+    })
+}
+
+/// Where the input wrote the toleration a RDG165 finding is about: the first of the
+/// job's overlay, the pool's overlay, the job's `tolerations` and the pool's
+/// `jobDefaults.tolerations` that holds the same item (the pod's list is their union).
+fn toleration_location(
+    finding: &Finding,
+    plan: &Plan,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+) -> Option<Location> {
+    if finding.rule != Rule::TolerationInvalid {
+        return None;
+    }
+    let pointer = finding.pointer.as_deref()?;
+    let (_, tail) = pointer.rsplit_once("/template/spec/tolerations/")?;
+    let (index, field) = tail.split_once('/')?;
+    let item = &plan.pod.template["spec"]["tolerations"][index.parse::<usize>().ok()?];
+    let overlay = |o: Option<&Value>| o.map_or(Value::Null, |o| o["spec"]["tolerations"].clone());
+    let typed = |list| serde_json::to_value(list).unwrap_or(Value::Null);
+    let sources: [(&Document, Vec<Seg<'_>>, Value); 4] = [
+        (
+            &job.doc,
+            vec![Seg::Key("spec"), Seg::Key("podTemplate"), Seg::Key("spec")],
+            overlay(job.value.spec.pod_template.as_ref()),
+        ),
+        (
+            &pool.doc,
+            vec![
+                Seg::Key("spec"),
+                Seg::Key("jobDefaults"),
+                Seg::Key("podTemplate"),
+                Seg::Key("spec"),
+            ],
+            overlay(pool.value.spec.job_defaults.pod_template.as_ref()),
+        ),
+        (
+            &job.doc,
+            vec![Seg::Key("spec")],
+            typed(&job.value.spec.tolerations),
+        ),
+        (
+            &pool.doc,
+            vec![Seg::Key("spec"), Seg::Key("jobDefaults")],
+            typed(&pool.value.spec.job_defaults.tolerations),
+        ),
+    ];
+    sources.into_iter().find_map(|(doc, mut path, list)| {
+        let i = list.as_array()?.iter().position(|t| t == item)?;
+        path.extend([Seg::Key("tolerations"), Seg::Index(i)]);
+        if item.get(field).is_some() {
+            path.push(Seg::Key(field));
+        }
         Some(doc.locate(&path))
     })
 }

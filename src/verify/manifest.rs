@@ -10,7 +10,7 @@ use crate::model::target::OperatorGeneration;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::{Profile, is_rdma_resource, profile};
 
-use super::resources;
+use super::{resources, tolerations};
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.
@@ -234,6 +234,7 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
         }
     }
     out.0.extend(resources::check(pod, base));
+    out.0.extend(tolerations::check(pod, base));
 }
 
 /// The rules of a training pod that hold wherever its template sits (a PyTorchJob
@@ -258,6 +259,7 @@ pub(crate) fn pod_shape(
         container_rdma(&mut out, pod, c, &format!("{base}/containers/{i}"), facts);
     }
     out.0.extend(resources::check(pod, base));
+    out.0.extend(tolerations::check(pod, base));
     out.0
 }
 

@@ -10,6 +10,7 @@ pub mod manifest;
 mod message;
 mod resources;
 pub mod storage;
+mod tolerations;
 pub mod trainer;
 pub mod trainer_crd;
 pub mod trainer_fidelity;

@@ -450,3 +450,49 @@ fn an_overlay_that_replaces_the_jobs_node_selector_terms_is_warned_about() {
         &json!([{"matchExpressions": [{"key": "rack", "operator": "Exists"}]}])
     );
 }
+
+/// Tolerations the API server refuses (the attack's three), in the job's overlay and
+/// the job's own list: each is RDG165 at the item that wrote it, in every replica, and
+/// nothing is rendered.
+#[test]
+fn tolerations_the_api_server_refuses_are_named_where_they_were_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_of = job("    spec:
+      tolerations:
+        - {key: a, operator: Exists, value: x}
+        - {operator: Equal, value: y}
+")
+    .replace(
+        "  script: t.py\n",
+        "  script: t.py\n  tolerations: [{key: b, effect: NoSchedule, tolerationSeconds: 5}]\n",
+    );
+    let input = write(dir.path(), "t.yaml", &text_of);
+    let (code, found) = findings(&input, &[]);
+    assert_eq!(code, 1);
+    let at: Vec<(&str, u64, u64)> = found
+        .iter()
+        .map(|(rule, line, column, _)| (rule.as_str(), *line, *column))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            // The job's own list (line 10), at `effect`.
+            ("RDG165", 10, 26),
+            ("RDG165", 10, 26),
+            // The overlay's items (lines 14 and 15), at `value` and `operator`.
+            ("RDG165", 14, 38),
+            ("RDG165", 14, 38),
+            ("RDG165", 15, 12),
+            ("RDG165", 15, 12),
+        ],
+        "{found:#?}"
+    );
+    let out = rdmagen(&[
+        "render",
+        &input,
+        "-o",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("out").exists());
+}
