@@ -175,7 +175,9 @@ impl OutputWriter {
     /// input rendered are left out of it. Nothing changes on disk when nothing would,
     /// or when a file rdmagen cannot prove is its own would be replaced.
     pub fn commit(mut self, prune: bool) -> Result<Written, Error> {
-        let refused = std::mem::take(&mut *lock(&self.refused));
+        let mut refused = std::mem::take(&mut *lock(&self.refused));
+        // Jobs render in parallel: sorted, the message is the same on every run.
+        refused.sort();
         if !refused.is_empty() {
             return Err(refusal(&refused));
         }
