@@ -284,6 +284,33 @@ fn pod_shape(pod: &Value, base: &str, peer: &str, facts: &ManifestFacts) -> Vec<
     findings
 }
 
+/// A runtime's containers other than `node` that have no image. The TrainJob gives
+/// `node` its image; nothing gives one to the others, and the API server refuses a
+/// container without one, so none of the job's pods would be created. A pool overlay
+/// that still names PyTorchJob's container `pytorch` makes such a container.
+fn imageless(pod: &Value, base: &str) -> Vec<Finding> {
+    items(&pod["containers"])
+        .filter(|(_, c)| c["name"] != NODE)
+        .filter(|(_, c)| c["image"].as_str().is_none_or(|s| s.trim().is_empty()))
+        .map(|(j, c)| {
+            let name = c["name"].as_str().unwrap_or("?");
+            let hint = if name == "pytorch" {
+                format!("; on Kubeflow Trainer the training container is `{NODE}`, so name it that in the pool's podTemplate")
+            } else {
+                String::new()
+            };
+            Finding::at_pointer(
+                Rule::EmptyImage,
+                format!(
+                    "container `{}` has no image, and only `{NODE}` gets one from the TrainJob: the API server refuses the pods{hint}",
+                    crate::diagnostics::escape::cut(name, 80)
+                ),
+                format!("{base}/containers/{j}/image"),
+            )
+        })
+        .collect()
+}
+
 fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<Finding> {
     let mut out = crd(doc, release);
     // The pods are judged as the API server keeps them: pruning removes object fields
@@ -293,6 +320,7 @@ fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<F
         let pod = pod_of(job);
         if pod.is_object() {
             out.extend(pod_shape(pod, &pod_pointer(i), PEER, facts));
+            out.extend(imageless(pod, &pod_pointer(i)));
         }
     }
     if is_torch(doc) {

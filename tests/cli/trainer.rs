@@ -86,6 +86,40 @@ fn a_pool_alone_renders_its_runtime() {
     assert_eq!(kinds, ["PyTorchJob"]);
 }
 
+/// A Trainer pool whose podTemplate still names PyTorchJob's container `pytorch` made
+/// a second, imageless container in the runtime, exit 0 (session 8's attack): the API
+/// server refuses such pods. Render refuses it and says which name Trainer uses; a
+/// container that names `node` instead renders.
+#[test]
+fn a_runtime_container_without_an_image_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = std::fs::read_to_string(root().join("examples/trainer-v2-roce/pool.yaml")).unwrap();
+    for (name, code) in [("pytorch", 1), ("node", 0)] {
+        let overlay = format!(
+            "  jobDefaults:\n    podTemplate:\n      spec:\n        containers:\n          - name: {name}\n            env: [{{name: FOO, value: bar}}]\n"
+        );
+        let path = crate::support::write(
+            dir.path(),
+            "pool.yaml",
+            &pool.replacen("  jobDefaults:\n", &overlay, 1),
+        );
+        let out = rdmagen(&["render", "--format", "brief", &path]);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        if code == 1 {
+            assert!(
+                err.contains("error[RDG067]: rendered runtimes/h100-trainer.yaml: /spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers/1/image: container `pytorch` has no image, and only `node` gets one from the TrainJob: the API server refuses the pods; on Kubeflow Trainer the training container is `node`"),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// The same job on the same pool gets the same pod from Trainer (runtime + TrainJob,
 /// as Trainer's controller merges them) as from the training operator (the
 /// PyTorchJob's pod template): only the container's name differs, `node` for
