@@ -193,13 +193,7 @@ fn show(value: &Value) -> String {
 
 /// Messages quote what the input wrote; a long value is cut so the line stays readable.
 fn shorten(s: &str) -> String {
-    const MAX: usize = 60;
-    if s.chars().count() <= MAX {
-        s.to_owned()
-    } else {
-        let cut: String = s.chars().take(MAX).collect();
-        format!("{cut}…")
-    }
+    crate::diagnostics::escape::cut(s, 60).into_owned()
 }
 
 #[cfg(test)]
