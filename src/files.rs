@@ -225,6 +225,19 @@ pub fn kind_of(path: &Path) -> io::Result<Option<FileType>> {
     }
 }
 
+/// `path` as messages show it: relative to the working directory when it lies below
+/// it (a staging area's absolute path says less than `.rdmagen-out.…/tree/x`).
+pub fn shown_relative(path: &Path) -> PathBuf {
+    let below = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    match below {
+        Some(rel) if !rel.as_os_str().is_empty() => rel,
+        _ => path.to_path_buf(),
+    }
+}
+
 /// One entry below a walked root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {

@@ -210,9 +210,13 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
             if let Some(pools) = pools {
                 args.pools = pools.value.clone();
             }
+            // The configured output is where --check, --bless and --write work; a
+            // bare render is a preview and prints, whatever the file says (a
+            // configuration found in a parent directory once turned it into a write).
+            let golden_mode = args.check || args.bless || args.write;
             match (&config.output, given("output")) {
                 (_, true) if args.output.as_deref() == Some(Path::new("-")) => args.output = None,
-                (Some(output), false) => args.output = Some(output.value.clone()),
+                (Some(output), false) if golden_mode => args.output = Some(output.value.clone()),
                 _ => {}
             }
         }

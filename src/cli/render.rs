@@ -25,7 +25,9 @@ pub struct RenderArgs {
     #[arg(long = "pools", value_name = "PATH")]
     pub pools: Vec<PathBuf>,
     /// Write each job to DIR/<job>/pytorchjob.yaml instead of stdout
-    /// (DIR/<job>.<namespace>/ when jobs in several namespaces share the name).
+    /// (DIR/<job>.<namespace>/ when jobs in several namespaces share the name). The
+    /// configuration's `output` is DIR only with --check, --bless or --write: a bare
+    /// render prints to stdout.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Use templates from DIR in place of the built-in ones with the same name.
@@ -49,9 +51,10 @@ pub struct RenderArgs {
     /// DIR/.rdmagen-owned) and that no input renders any more.
     #[arg(long, requires = "bless", help_heading = "Golden files")]
     pub prune: bool,
-    /// Replace (and with --prune, delete) files in DIR that rdmagen did not write, or
-    /// that were edited since it wrote them (by DIR/.rdmagen-owned); without it such
-    /// a file stops the run and nothing is written.
+    /// Replace files in DIR that rdmagen did not write, or that were edited since it
+    /// wrote them (by DIR/.rdmagen-owned), and write into a DIR that holds files but
+    /// no record; without it either stops the run and nothing is written. It never
+    /// deletes: --prune deletes only files the record proves are rdmagen's.
     #[arg(long, requires = "output", conflicts_with = "check")]
     pub force: bool,
     /// Fail at once when another rdmagen run is using DIR, instead of waiting for it.
@@ -117,6 +120,14 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     };
     if let Some(dir) = &args.output {
         refuse_format_name(dir)?;
+        let inputs: Vec<PathBuf> = args
+            .inputs
+            .iter()
+            .chain(&args.pools)
+            .chain(&args.templates)
+            .cloned()
+            .collect();
+        crate::emit::refuse_place(dir, &inputs)?;
     }
     let Some(dir) = &args.output else {
         // -o may come from the configuration file, so clap cannot require it.
@@ -156,7 +167,8 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
                 written.unchanged
             )
             .map_err(stderr)?;
-            print_left(&written.left, io)
+            print_left(&written.left, io)?;
+            written.edits().map_or(Ok(()), Err)
         }
         Mode::Check => {
             present::refuse_for_comparisons(&args.print, "render --check")?;
@@ -307,9 +319,16 @@ fn print_blessed(
             Status::Differs => "updated",
             Status::Missing => "created",
             Status::Stale if w.pruned.contains(&f.path) => "deleted",
-            Status::Stale if w.kept_edited.contains(&f.path) => {
+            Status::Stale if w.kept.contains_key(&f.path) => {
                 kept += 1;
-                "stale (kept: edited since rdmagen wrote it, by DIR/.rdmagen-owned; --force deletes it)"
+                let why = w.kept[&f.path].why();
+                writeln!(
+                    io.err,
+                    "stale (kept: {why}; delete it by hand if it should go): {}",
+                    shown(&dir.join(&f.path))
+                )
+                .map_err(stderr)?;
+                continue;
             }
             Status::Stale if prune => {
                 kept += 1;
@@ -337,13 +356,14 @@ fn print_blessed(
         w.unchanged,
     )
     .map_err(stderr)?;
-    print_left(&w.left, io)
+    print_left(&w.left, io)?;
+    w.edits().map_or(Ok(()), Err)
 }
 
-/// A path as printed: file names in an output directory come from a repository, so
-/// control characters in them are escaped.
+/// A path as printed: relative to the working directory where it lies below it, and
+/// escaped (file names in an output directory come from a repository).
 pub(super) fn shown(path: &Path) -> String {
-    printable(&path.to_string_lossy()).into_owned()
+    printable(&crate::files::shown_relative(path).to_string_lossy()).into_owned()
 }
 
 fn explain(outcome: &Outcome, w: &mut dyn Write) -> std::io::Result<()> {

@@ -59,7 +59,8 @@ pub struct SmokeTestArgs {
     #[arg(long)]
     pub no_wait: bool,
     /// Replace files in DIR that rdmagen did not write, or that were edited since
-    /// (by DIR/.rdmagen-owned); without it such a file stops the run.
+    /// (by DIR/.rdmagen-owned), and write into a DIR that holds files but no record;
+    /// without it either stops the run. It never deletes.
     #[arg(long, requires = "output")]
     pub force: bool,
     #[command(flatten)]
@@ -80,6 +81,7 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     }
     if let Some(dir) = &args.output {
         refuse_format_name(dir)?;
+        crate::emit::refuse_place(dir, &args.pools)?;
     }
     let policy = args.rules.rendering_policy()?;
     let pool = find_pool(args)?;
@@ -131,7 +133,8 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         written.unchanged
     )
     .map_err(stderr)?;
-    print_left(&written.left, io)
+    print_left(&written.left, io)?;
+    written.edits().map_or(Ok(()), Err)
 }
 
 /// The named pool, when one definition of it loaded. None when it is defined twice,

@@ -4,12 +4,15 @@
 //!   and locks it, so runs on one directory take turns.
 //! - [`old_tree`] reads what DIR holds, without following anything, and which files
 //!   rdmagen can prove it wrote ([`owned`]: the `.rdmagen-owned` record, with the
-//!   fingerprint of each). A file it cannot prove it wrote, or one edited since, is
-//!   never replaced or pruned unless the run says `--force`.
+//!   fingerprint of each; a name proves nothing). A file it cannot prove it wrote, or
+//!   one edited since, is never replaced unless the run says `--force`, and never
+//!   pruned; a directory with files and no record is not an output directory unless
+//!   the run says `--force`.
 //! - [`OutputWriter`] stages each rendered file as it arrives into a new tree beside
 //!   DIR; on success it adds hard links to everything it keeps (unchanged outputs, the
-//!   user's files, stale files not pruned) and [`swap`] exchanges the trees in one
-//!   rename. A failure at any point before the swap removes only the staging area.
+//!   user's files, stale files not pruned), checks that nothing it judged changed
+//!   meanwhile, and [`swap`] exchanges the trees in one rename. A failure at any
+//!   point before the swap removes only the staging area, which this run created.
 
 pub mod old_tree;
 pub mod output_dir;
@@ -27,8 +30,8 @@ use crate::error::Error;
 use crate::files;
 use crate::pipeline::{Order, OutputFile, RenderedJob, Sink};
 
-pub use old_tree::OldTree;
-pub use output_dir::{Access, OutputDir, Waiting};
+pub use old_tree::{OldTree, Unproven};
+pub use output_dir::{Access, OutputDir, Waiting, refuse_place};
 use owned::{Fingerprint, Proof, RECORD, Record};
 
 /// What a write did, for the summary line.
@@ -39,11 +42,72 @@ pub struct Written {
     pub unchanged: usize,
     /// Stale files deleted (`--prune`): rdmagen's own, by its record.
     pub pruned: BTreeSet<String>,
-    /// Stale files `--prune` kept although the record lists them: they were edited
-    /// since rdmagen wrote them.
-    pub kept_edited: BTreeSet<String>,
+    /// Stale files `--prune` kept although the record lists them, and why: their
+    /// bytes are not provably rdmagen's (edited since, or a record line that proves
+    /// nothing).
+    pub kept: BTreeMap<String, Unproven>,
+    /// Edits made while a run rendered (this one, or a killed one this run finished),
+    /// put back in DIR in place of the rendered file.
+    pub restored: Vec<PathBuf>,
+    /// Edits that could not be put back, left in a staging area.
+    pub kept_aside: Vec<PathBuf>,
     /// What a clean-up could not remove (the old tree's remains), to report.
     pub left: Vec<PathBuf>,
+}
+
+impl Written {
+    /// The error that ends a run whose clean-up found edits: the run wrote its tree,
+    /// but someone's work is now where they may not look for it, so it must not pass
+    /// unnoticed (exit 2).
+    pub fn edits(&self) -> Option<Error> {
+        edits_error(&self.restored, &self.kept_aside, "this run")
+    }
+}
+
+fn edits_error(restored: &[PathBuf], kept_aside: &[PathBuf], whose: &str) -> Option<Error> {
+    if restored.is_empty() && kept_aside.is_empty() {
+        return None;
+    }
+    let list = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| files::shown_relative(p).display().to_string())
+            .collect::<Vec<_>>()
+    };
+    let mut parts = Vec::new();
+    if !restored.is_empty() {
+        parts.push(format!(
+            "{} file(s) edited while {whose} rendered them are back in place of what it \
+             rendered, so the edit is not lost (the next run refuses to replace them until \
+             the change is in the job or pool, or --force): {}",
+            restored.len(),
+            list_cut(&list(restored))
+        ));
+    }
+    if !kept_aside.is_empty() {
+        parts.push(format!(
+            "{} edited or new file(s) could not be put back and stay where they are; move \
+             them by hand: {}",
+            kept_aside.len(),
+            list_cut(&list(kept_aside))
+        ));
+    }
+    Some(Error::Usage(parts.join("; ")))
+}
+
+/// At most 20 names, then how many more.
+fn list_cut(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut listed = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        listed.push_str(&format!(", and {} more", names.len() - SHOWN));
+    }
+    listed
 }
 
 /// Builds the new tree of an output directory as jobs are rendered, and swaps it in.
@@ -75,7 +139,8 @@ pub struct OutputWriter {
 impl OutputWriter {
     /// Lock `dir` (creating it when missing), finish what killed runs left beside it,
     /// read what it holds, and create the staging area. With `force`, files rdmagen
-    /// did not write, or that were edited since, are replaced and pruned too.
+    /// did not write, or that were edited since, are replaced too (never pruned), and
+    /// a directory without a record may be written into.
     pub fn open(dir: &Path, waiting: &mut Waiting<'_>, force: bool) -> Result<Self, Error> {
         let Some(out) = OutputDir::open(dir, Access::Exclusive, true, waiting)? else {
             return Err(Error::Usage(format!(
@@ -83,8 +148,20 @@ impl OutputWriter {
                 dir.display()
             )));
         };
-        let recovered_left = swap::recover(&out.parent, &out.name, &out.path());
+        let recovered = swap::recover(&out.parent, &out.name, &out.path());
+        if let Some(edits) = edits_error(
+            &recovered.restored,
+            &recovered.kept_aside,
+            "a killed rdmagen run",
+        ) {
+            return Err(edits);
+        }
         let old = Arc::new(OldTree::scan(out.path(), dir.to_path_buf())?);
+        let unrecorded = old.unrecorded_files();
+        if !force && !unrecorded.is_empty() {
+            return Err(no_record(dir, &unrecorded));
+        }
+        let recovered_left = recovered.left;
         let staging = swap::Staging::create(&out.parent, &out.name).map_err(|e| {
             Error::io(
                 &out.parent,
@@ -131,8 +208,10 @@ impl OutputWriter {
             return Err(Error::Usage(format!("{rel} is rendered twice")));
         }
         if self.old.has_file(rel)? {
-            let path = self.old.path(rel);
-            let old = files::read_regular(&path).map_err(|e| Error::io(&self.old.shown(rel), e))?;
+            let old = self
+                .old
+                .read(rel)
+                .map_err(|e| Error::io(&self.old.shown(rel), e))?;
             if old == file.text.as_bytes() {
                 lock(&self.unchanged).push(rel.to_owned());
                 return Ok(());
@@ -151,24 +230,11 @@ impl OutputWriter {
     /// Why `rel`, which holds `old` and is about to be replaced, is not rdmagen's to
     /// replace; None when it is (or under `--force`).
     fn not_to_replace(&self, rel: &str, old: &[u8]) -> Option<String> {
-        let shown = self.old.shown(rel).display().to_string();
         if self.force {
-            None
-        } else if self.old.damaged(rel) {
-            Some(format!(
-                "{shown} (its line in {RECORD} is damaged, so nothing proves rdmagen wrote it)"
-            ))
-        } else if !self.old.owns(rel) {
-            Some(format!(
-                "{shown} (not in {RECORD}: rdmagen did not write it)"
-            ))
-        } else if self.old.edited(rel, old) {
-            Some(format!(
-                "{shown} (edited since rdmagen wrote it: its bytes no longer match {RECORD})"
-            ))
-        } else {
-            None
+            return None;
         }
+        let why = self.old.proven(rel, old).err()?;
+        Some(format!("{} ({})", self.old.shown(rel).display(), why.why()))
     }
 
     /// Finish the new tree and swap it in; with `prune`, rdmagen's own files that no
@@ -195,15 +261,20 @@ impl OutputWriter {
             .files()
             .filter(|rel| !rendered.contains_key(*rel))
             .collect();
-        for rel in stale.iter().filter(|rel| prune && old.owns(rel)) {
+        // Only proof deletes: --force replaces what a run renders, it never prunes.
+        for rel in stale.iter().filter(|rel| prune && old.listed(rel)) {
             // Unreadable counts as edited: deleting needs proof.
-            match files::read_regular(&old.path(rel)) {
-                Ok(now) if self.force || !old.edited(rel, &now) => {
+            let now = old.read(rel);
+            match now.as_deref().map(|now| (old.proven(rel, now), now)) {
+                Ok((Ok(()), now)) => {
                     written.pruned.insert((*rel).to_owned());
-                    lock(&self.judged).insert((*rel).to_owned(), Fingerprint::of(&now));
+                    lock(&self.judged).insert((*rel).to_owned(), Fingerprint::of(now));
                 }
-                _ => {
-                    written.kept_edited.insert((*rel).to_owned());
+                Ok((Err(why), _)) => {
+                    written.kept.insert((*rel).to_owned(), why);
+                }
+                Err(_) => {
+                    written.kept.insert((*rel).to_owned(), Unproven::Edited);
                 }
             }
         }
@@ -223,7 +294,7 @@ impl OutputWriter {
         );
         let record = owned::format(&owned_now);
         let old_record = match old.has_file(RECORD)? {
-            true => files::read_regular(&old.path(RECORD)).ok(),
+            true => old.read(RECORD).ok(),
             false => None,
         };
         let changed = written.created + written.updated > 0
@@ -236,28 +307,23 @@ impl OutputWriter {
             staging.discard();
             return Ok(written);
         }
-        let result = self.build_and_swap(&mut staging, &unchanged, &kept, &record);
+        let judged = std::mem::take(&mut *lock(&self.judged));
+        let result = self.build_and_swap(&mut staging, &unchanged, &kept, &record, &judged);
         match result {
             Ok(()) => {
-                // What this run replaced or pruned goes with the old tree, if it still
-                // holds what was judged; an edit made since stays in the staging area
-                // and is named (what both trees share goes by its inode).
-                let judged = std::mem::take(&mut *lock(&self.judged));
-                let replaced: BTreeSet<String> = judged
-                    .into_iter()
-                    .filter(|(rel, was)| {
-                        files::read_regular(&staging.tree.join(rel))
-                            .is_ok_and(|now| Fingerprint::of(&now) == *was)
-                    })
-                    .map(|(rel, _)| rel)
-                    .collect();
-                let left = swap::clear_old_tree(&staging.tree, &self.out.path(), &replaced);
+                // What this run replaced or pruned goes with the old tree if it still
+                // holds what was judged, and what both trees share by its inode; an
+                // edit that slipped in after the last check is put back (see
+                // settle_old_tree).
+                let settled = swap::settle_old_tree(&staging.tree, &self.out.path(), &judged);
                 // Whatever stays keeps its lock file, so the next run tries again.
-                if left.is_empty() {
+                if settled.left.is_empty() && settled.kept_aside.is_empty() {
                     let _ = fs::remove_file(staging.container.join("lock"));
                     let _ = fs::remove_dir(&staging.container);
                 }
-                written.left.extend(left);
+                written.restored.extend(settled.restored);
+                written.kept_aside.extend(settled.kept_aside);
+                written.left.extend(settled.left);
                 Ok(written)
             }
             Err(e) => {
@@ -267,14 +333,15 @@ impl OutputWriter {
         }
     }
 
-    /// Link what stays, write the record, give directories their modes, flush, and
-    /// exchange the trees.
+    /// Link what stays, write the record, give directories their modes, flush, check
+    /// that nothing judged changed meanwhile, and exchange the trees.
     fn build_and_swap(
         &mut self,
         staging: &mut swap::Staging,
         unchanged: &[String],
         kept: &[&str],
         record: &str,
+        judged: &BTreeMap<String, Fingerprint>,
     ) -> Result<(), Error> {
         let tree = staging.tree.clone();
         let old = Arc::clone(&self.old);
@@ -291,7 +358,7 @@ impl OutputWriter {
             .map(String::as_str)
             .chain(kept.iter().copied())
         {
-            fs::hard_link(old.path(rel), tree.join(rel)).map_err(|e| {
+            old.link_to(rel, &tree.join(rel)).map_err(|e| {
                 Error::io(
                     &old.shown(rel),
                     std::io::Error::other(format!("cannot keep it in the new tree: {e}")),
@@ -300,21 +367,34 @@ impl OutputWriter {
         }
         write_new(&tree.join(RECORD), record.as_bytes())?;
         // A directory that held only pruned files goes with them; every other
-        // directory keeps its permission bits (a read-only one too, set last).
+        // directory keeps the permission bits it had when it was judged (a read-only
+        // one too, set last), never those of what took its name since.
+        let judged_mode = |rel: &str, path: &Path| {
+            let mode = old.mode(rel).unwrap_or(DEFAULT_DIR_MODE);
+            swap::set_mode(path, mode).map_err(|e| Error::io(path, e))
+        };
         for dir in old.dirs().collect::<Vec<_>>().into_iter().rev() {
             let path = tree.join(dir);
             if fs::remove_dir(&path).is_ok() && !is_empty_dir(&old.path(dir)) {
                 continue;
             }
             let _ = fs::create_dir(&path);
-            swap::copy_mode(&old.path(dir), &path).map_err(|e| Error::io(&path, e))?;
+            judged_mode(dir, &path)?;
         }
-        swap::copy_mode(old.root(), &tree).map_err(|e| Error::io(&tree, e))?;
+        judged_mode("", &tree)?;
         let dir = self.out.path();
         let io = |e| Error::io(&self.out.shown, e);
         swap::sync_tree(&tree).map_err(io)?;
+        let changed = changed_since_judged(&old, &tree, judged, unchanged, kept);
+        if !changed.is_empty() {
+            return Err(changed_error(&changed));
+        }
         staging
-            .note_swap(self.out.identity()?, swap::inode_of(&tree).map_err(io)?)
+            .note_swap(
+                self.out.identity()?,
+                swap::inode_of(&tree).map_err(io)?,
+                judged,
+            )
             .map_err(io)?;
         // Hold the lock on the new tree before it takes the name: a run waiting on the
         // old one then finds the name moved and waits on the new one.
@@ -352,6 +432,74 @@ impl Sink for OutputWriter {
     fn accept(&self, _: Order, job: RenderedJob) -> Result<(), Error> {
         job.files.iter().try_for_each(|f| self.put(f))
     }
+}
+
+/// The mode of a directory the old tree did not have (the default of `mkdir`).
+const DEFAULT_DIR_MODE: old_tree::DirMode = old_tree::DirMode {
+    mode: 0o755,
+    uid: None,
+    gid: None,
+};
+
+/// Files of the old tree that changed after this run judged them: a replaced or
+/// pruned file whose bytes differ from what was judged, or a kept one (linked into
+/// the new tree) whose name now holds another file. Swapping now would lose the
+/// change, so the run stops before the swap instead.
+fn changed_since_judged(
+    old: &OldTree,
+    tree: &Path,
+    judged: &BTreeMap<String, Fingerprint>,
+    unchanged: &[String],
+    kept: &[&str],
+) -> Vec<String> {
+    let mut changed: Vec<String> = judged
+        .iter()
+        .filter(|(rel, was)| match old.read(rel) {
+            Ok(now) => Fingerprint::of(&now) != **was,
+            // Deleted meanwhile: nothing of it to lose.
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+        })
+        .map(|(rel, _)| rel.as_str())
+        .chain(
+            unchanged
+                .iter()
+                .map(String::as_str)
+                .chain(kept.iter().copied())
+                .filter(|rel| {
+                    let now = swap::inode_of(&old.path(rel));
+                    now.is_ok() && now.ok() != swap::inode_of(&tree.join(rel)).ok()
+                }),
+        )
+        .map(|rel| old.shown(rel).display().to_string())
+        .collect();
+    changed.sort();
+    changed
+}
+
+fn changed_error(changed: &[String]) -> Error {
+    Error::Usage(format!(
+        "{} file(s) changed while this run rendered, after it had judged them: {}. Nothing \
+         was written, so the change is in place: run again",
+        changed.len(),
+        list_cut(changed)
+    ))
+}
+
+/// The error for a directory that holds files and no record: nothing in it is
+/// provably rdmagen's (a name is no proof), so it is not taken as an output
+/// directory. A pull request's `output: services` once made --bless --prune delete
+/// a repository's Dockerfiles.
+fn no_record(dir: &Path, unrecorded: &[&str]) -> Error {
+    let names: Vec<String> = unrecorded.iter().map(|rel| (*rel).to_owned()).collect();
+    Error::Usage(format!(
+        "{}: holds {} file(s) and no {RECORD}, so nothing in it is provably rdmagen's \
+         ({}). Nothing was written: name a new or empty directory, or rerun with --force \
+         to write into it (--force replaces files only at the paths rdmagen renders, and \
+         never deletes one)",
+        dir.display(),
+        unrecorded.len(),
+        list_cut(&names)
+    ))
 }
 
 /// The error for files a run would replace without proof that they are rdmagen's.
@@ -416,11 +564,11 @@ mod tests {
     }
 
     /// The attack edited two outputs while a long render ran, after they were judged
-    /// rdmagen's: one in place, one by renaming a copy over it. Both edits were lost.
-    /// The new tree still gets the rendered files, and each edited old file is left
-    /// in the staging area, named, instead of deleted.
+    /// rdmagen's: one in place, one by renaming a copy over it. Both edits were lost
+    /// (deleted with the old tree, or by the next run's clean-up). Now the run stops
+    /// before the swap, names both, and leaves them in place.
     #[test]
-    fn an_edit_made_while_the_run_renders_is_left_aside_not_deleted() {
+    fn an_edit_made_while_the_run_renders_stops_it_before_the_swap() {
         let scratch = tempfile::tempdir().unwrap();
         let out = scratch.path().join("out");
         let first = writer(&out);
@@ -440,19 +588,22 @@ mod tests {
         std::fs::write(out.join("a/pytorchjob.yaml"), "v1 tuned in place\n").unwrap();
         std::fs::write(out.join("b/copy"), "v1 tuned in a copy\n").unwrap();
         std::fs::rename(out.join("b/copy"), out.join("b/pytorchjob.yaml")).unwrap();
-        let written = second.commit(false).unwrap();
-
-        for job in ["a", "b", "c"] {
-            let now = std::fs::read_to_string(out.join(format!("{job}/pytorchjob.yaml")));
-            assert_eq!(now.unwrap(), "v2\n");
-        }
-        let mut left: Vec<String> = written
-            .left
-            .iter()
-            .filter(|path| path.is_file())
-            .map(|path| std::fs::read_to_string(path).unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["v1 tuned in a copy\n", "v1 tuned in place\n"]);
+        let e = second.commit(false).unwrap_err().to_string();
+        let shown = |job: &str| out.join(job).join("pytorchjob.yaml").display().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "2 file(s) changed while this run rendered, after it had judged them: {}, {}.",
+                shown("a"),
+                shown("b")
+            )),
+            "{e}"
+        );
+        let now =
+            |job: &str| std::fs::read_to_string(out.join(job).join("pytorchjob.yaml")).unwrap();
+        assert_eq!(now("a"), "v1 tuned in place\n");
+        assert_eq!(now("b"), "v1 tuned in a copy\n");
+        assert_eq!(now("c"), "v1\n");
+        let beside: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+        assert_eq!(beside.len(), 1, "the staging area is gone");
     }
 }

@@ -19,9 +19,60 @@ pub struct OldTree {
     /// Every entry below the root by relative path: regular files and directories
     /// only (anything else is refused when the tree is read).
     entries: BTreeMap<String, FileType>,
-    /// Files rdmagen wrote, by its record (or, without one, by their names), with the
-    /// fingerprint of what it wrote where the record has one.
+    /// The mode and owner of the root (`""`) and of every directory, as the walk
+    /// found them: a directory swapped for a symlink while the run renders must not
+    /// hand the new tree the link's `rwxrwxrwx`.
+    modes: BTreeMap<String, DirMode>,
+    /// Files rdmagen wrote, by its record, with the fingerprint of what it wrote
+    /// where the record has one.
     owned: Record,
+    /// Whether the directory has a record at all.
+    recorded: bool,
+}
+
+/// A directory's permission bits and owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirMode {
+    pub mode: u32,
+    /// The owner, where the walk saw one (`None`: leave the new directory's).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+}
+
+/// Why a file in the old tree is not provably rdmagen's as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unproven {
+    /// The directory has no record: nothing in it is provably rdmagen's.
+    NoRecord,
+    /// The record does not list it.
+    NotListed,
+    /// Its record line proves nothing (damaged, or from before fingerprints).
+    Damaged,
+    NoFingerprint,
+    /// Its bytes no longer match the fingerprint rdmagen recorded.
+    Edited,
+}
+
+impl Unproven {
+    /// Why, as a message puts it after the file's name.
+    pub fn why(self) -> String {
+        match self {
+            Unproven::NoRecord => {
+                format!("the directory has no {RECORD}: rdmagen did not write it")
+            }
+            Unproven::NotListed => format!("not in {RECORD}: rdmagen did not write it"),
+            Unproven::Damaged => {
+                format!("its line in {RECORD} is damaged, so nothing proves rdmagen wrote it")
+            }
+            Unproven::NoFingerprint => format!(
+                "{RECORD} lists it without a fingerprint (a record from before fingerprints), \
+                 so nothing proves its bytes are rdmagen's"
+            ),
+            Unproven::Edited => {
+                format!("edited since rdmagen wrote it: its bytes no longer match {RECORD}")
+            }
+        }
+    }
 }
 
 impl OldTree {
@@ -39,9 +90,17 @@ impl OldTree {
     /// copy or prove harmless.
     pub fn scan(root: PathBuf, shown: PathBuf) -> Result<Self, Error> {
         let mut entries = BTreeMap::new();
+        let mut modes = BTreeMap::new();
+        let root_mode = dir_mode(&root).map_err(|e| Error::io(&shown, e))?;
+        modes.insert(String::new(), root_mode);
         for entry in files::walk(&root).map_err(|e| Error::io(&shown, e))? {
             match entry.kind {
-                FileType::RegularFile | FileType::Directory => {}
+                FileType::RegularFile => {}
+                FileType::Directory => {
+                    let mode =
+                        dir_mode(&entry.path).map_err(|e| Error::io(&shown.join(&entry.rel), e))?;
+                    modes.insert(entry.rel.clone(), mode);
+                }
                 FileType::Symlink => {
                     return Err(Error::io(&shown.join(&entry.rel), files::symlink_refused()));
                 }
@@ -55,11 +114,11 @@ impl OldTree {
             }
             entries.insert(entry.rel, entry.kind);
         }
-        let owned = match entries.get(RECORD) {
+        let (owned, recorded) = match entries.get(RECORD) {
             Some(FileType::RegularFile) => {
                 let path = root.join(RECORD);
                 let text = files::read_regular(&path).map_err(|e| Error::io(&path, e))?;
-                owned::parse(&String::from_utf8_lossy(&text))
+                (owned::parse(&String::from_utf8_lossy(&text)), true)
             }
             Some(_) => {
                 return Err(Error::Usage(format!(
@@ -67,11 +126,7 @@ impl OldTree {
                     shown.join(RECORD).display()
                 )));
             }
-            None => entries
-                .keys()
-                .filter(|rel| owned::is_output_name(rel))
-                .map(|rel| (rel.clone(), Proof::Listed))
-                .collect(),
+            None => (Record::new(), false),
         };
         let owned = owned
             .into_iter()
@@ -81,8 +136,19 @@ impl OldTree {
             root,
             shown,
             entries,
+            modes,
             owned,
+            recorded,
         })
+    }
+
+    /// Whether the directory has no record and yet holds files: none of them is
+    /// provably rdmagen's, so it is not an output directory unless the run says so.
+    pub fn unrecorded_files(&self) -> Vec<&str> {
+        match self.recorded {
+            true => Vec::new(),
+            false => self.files().collect(),
+        }
     }
 
     /// Whether a regular file is at `rel`; an error when something else is there or
@@ -116,6 +182,44 @@ impl OldTree {
         self.root.join(rel)
     }
 
+    /// Read the file at `rel` as [`files::read_regular`] does, and refuse when a
+    /// directory on the way to it is a symlink now: the walk saw directories, but one
+    /// may be swapped for a link to anywhere while the run renders.
+    pub fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+        self.refuse_links_on_the_way(rel)?;
+        files::read_regular(&self.path(rel))
+    }
+
+    /// Hard-link the regular file at `rel` to `to` (a file the new tree keeps),
+    /// refusing links on the way as [`OldTree::read`] does, and a `rel` that is no
+    /// longer a regular file (link(2) would link a symlink itself).
+    pub fn link_to(&self, rel: &str, to: &Path) -> std::io::Result<()> {
+        self.refuse_links_on_the_way(rel)?;
+        match files::kind_of(&self.path(rel))? {
+            Some(FileType::RegularFile) => std::fs::hard_link(self.path(rel), to),
+            Some(FileType::Symlink) => Err(files::symlink_refused()),
+            _ => Err(std::io::Error::other("is no longer a regular file")),
+        }
+    }
+
+    fn refuse_links_on_the_way(&self, rel: &str) -> std::io::Result<()> {
+        let mut at = self.root.clone();
+        let mut names = rel.split('/').peekable();
+        while let Some(name) = names.next() {
+            if names.peek().is_none() {
+                break;
+            }
+            at.push(name);
+            if files::kind_of(&at)? != Some(FileType::Directory) {
+                return Err(std::io::Error::other(format!(
+                    "{} is no longer a directory (a symlink?); rdmagen never follows one",
+                    at.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Every regular file, except the ownership record.
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.entries
@@ -132,25 +236,33 @@ impl OldTree {
             .map(|(rel, _)| rel.as_str())
     }
 
-    /// Whether rdmagen can prove it wrote `rel` (a damaged record line proves nothing).
-    pub fn owns(&self, rel: &str) -> bool {
-        matches!(self.owned.get(rel), Some(Proof::Bytes(_) | Proof::Listed))
+    /// Whether `bytes`, what `rel` holds now, are provably what rdmagen wrote there:
+    /// the record lists `rel` with their fingerprint. Nothing else is proof.
+    pub fn proven(&self, rel: &str, bytes: &[u8]) -> Result<(), Unproven> {
+        match self.owned.get(rel) {
+            Some(Proof::Bytes(wrote)) if *wrote == Fingerprint::of(bytes) => Ok(()),
+            Some(Proof::Bytes(_)) => Err(Unproven::Edited),
+            Some(Proof::Listed) => Err(Unproven::NoFingerprint),
+            Some(Proof::Damaged) => Err(Unproven::Damaged),
+            None if self.recorded => Err(Unproven::NotListed),
+            None => Err(Unproven::NoRecord),
+        }
     }
 
-    /// Whether `rel`'s record line is damaged (for the message that refuses it).
-    pub fn damaged(&self, rel: &str) -> bool {
-        self.owned.get(rel) == Some(&Proof::Damaged)
-    }
-
-    /// Whether `bytes`, what `rel` holds now, differ from what the record says rdmagen
-    /// wrote there (false when the record has no fingerprint for it).
-    pub fn edited(&self, rel: &str, bytes: &[u8]) -> bool {
-        matches!(self.owned.get(rel), Some(Proof::Bytes(wrote)) if *wrote != Fingerprint::of(bytes))
+    /// Whether the record lists `rel` as rdmagen's, whatever it holds now (a stale
+    /// file `--prune` considers).
+    pub fn listed(&self, rel: &str) -> bool {
+        self.owned.contains_key(rel)
     }
 
     /// What the record proves of `rel`, for a file that stays in the new record.
     pub fn proof(&self, rel: &str) -> Option<Proof> {
         self.owned.get(rel).copied()
+    }
+
+    /// The mode and owner the walk found for directory `rel` (`""`: the root).
+    pub fn mode(&self, rel: &str) -> Option<DirMode> {
+        self.modes.get(rel).copied()
     }
 
     /// `rel` as the user would name it, for messages.
@@ -161,4 +273,14 @@ impl OldTree {
     pub fn root(&self) -> &Path {
         &self.root
     }
+}
+
+fn dir_mode(path: &Path) -> std::io::Result<DirMode> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    Ok(DirMode {
+        mode: meta.mode() & 0o7777,
+        uid: Some(meta.uid()),
+        gid: Some(meta.gid()),
+    })
 }

@@ -189,6 +189,62 @@ pub(super) fn same_inode(fd: &OwnedFd, path: &Path) -> bool {
     }
 }
 
+/// Refuse an output directory whose place alone says it is not one: the working
+/// directory or one above it (`-o .`), a repository's root or a directory above one,
+/// a directory inside `.git`, or one that holds an input. Rendering replaces the
+/// output directory's tree whole, so any of these would put a repository's files
+/// at stake. The configuration file's `output` and `-o` are judged alike.
+pub fn refuse_place(dir: &Path, inputs: &[PathBuf]) -> Result<(), Error> {
+    let (parent, name) = resolve(dir, false)?;
+    let full = parent.join(&name);
+    // A symlink is refused when the directory is opened, with a message of its own;
+    // nothing here may look through it.
+    if files::kind_of(&full).map_err(|e| Error::io(dir, e))? == Some(FileType::Symlink) {
+        return Ok(());
+    }
+    let refuse = |why: String| {
+        Err(Error::Usage(format!(
+            "{}: {why}; rendering replaces an output directory's tree whole, so name a \
+             directory of its own, e.g. rendered/",
+            dir.display()
+        )))
+    };
+    let cwd = std::env::current_dir()
+        .and_then(fs::canonicalize)
+        .map_err(|e| Error::io(Path::new("."), e))?;
+    if cwd.starts_with(&full) {
+        return refuse(match cwd == full {
+            true => "is the working directory".to_owned(),
+            false => "holds the working directory".to_owned(),
+        });
+    }
+    if let Some(root) = cwd.ancestors().find(|a| a.join(".git").exists())
+        && root.starts_with(&full)
+    {
+        return refuse(format!(
+            "is the repository's root {}",
+            match root == full {
+                true => "itself".to_owned(),
+                false => format!("({}) or above it", root.display()),
+            }
+        ));
+    }
+    if full.join(".git").exists() {
+        return refuse("is a repository's root (it holds .git)".to_owned());
+    }
+    if full.components().any(|c| c.as_os_str() == ".git") {
+        return refuse("is inside .git".to_owned());
+    }
+    for input in inputs.iter().filter(|i| !files::is_stdin(i)) {
+        if let Ok(real) = fs::canonicalize(input)
+            && real.starts_with(&full)
+        {
+            return refuse(format!("holds the input {}", input.display()));
+        }
+    }
+    Ok(())
+}
+
 fn symlink_output(dir: &Path) -> Error {
     Error::Usage(format!(
         "{}: is a symlink; rdmagen writes only into a real directory, never through a \

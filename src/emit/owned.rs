@@ -1,8 +1,10 @@
 //! The ownership record: `DIR/.rdmagen-owned` lists the files rdmagen wrote into an
 //! output directory, each with the fingerprint of the bytes it wrote. It is how
-//! rdmagen proves a file is its own before it replaces it or `--prune` deletes it: a
-//! file the record does not list, or whose bytes no longer match the fingerprint
-//! (someone edited it), is the user's, and is kept unless the run says `--force`.
+//! rdmagen proves a file is its own before it replaces it or `--prune` deletes it:
+//! the record must list the file with the fingerprint of the bytes it holds now. A
+//! file the record does not list, lists without a fingerprint, or whose bytes no
+//! longer match (someone edited it) is the user's. A name proves nothing: a
+//! `services/api/Dockerfile` has the shape of an output and is someone's service.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,8 +20,8 @@ const HEADER: &str = "# Files rdmagen wrote here, one per line, each with a tab 
 pub enum Proof {
     /// rdmagen wrote these bytes there.
     Bytes(Fingerprint),
-    /// rdmagen wrote the file; the record predates fingerprints (no line has one), so
-    /// its bytes cannot be checked.
+    /// The record predates fingerprints (no line has one): it says rdmagen wrote the
+    /// file once, but not what, so it proves nothing about the bytes there now.
     Listed,
     /// The line is damaged (a fingerprint cut or garbled, a line without one in a
     /// record with them, the path twice with different proofs): it proves nothing,
@@ -45,7 +47,7 @@ impl Fingerprint {
         Fingerprint(hasher.finish())
     }
 
-    fn parse(text: &str) -> Option<Self> {
+    pub fn parse(text: &str) -> Option<Self> {
         let hex = text.strip_prefix(Self::PREFIX)?;
         let exact = hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit());
         exact
@@ -59,11 +61,6 @@ impl fmt::Display for Fingerprint {
         write!(f, "{}{:016x}", Self::PREFIX, self.0)
     }
 }
-
-/// File names rdmagen renders inside `DIR/<job>/`. In a directory without a record
-/// (written before records existed), these names at that depth are taken as
-/// rdmagen's own.
-const OUTPUT_NAMES: &[&str] = &["pytorchjob.yaml", "storage.yaml", "Dockerfile"];
 
 /// Whether `rel` is a plain relative path: `/`-separated names, none empty, `.` or
 /// `..`, no backslash or control character. Only such paths are written, read or
@@ -127,16 +124,6 @@ pub fn format(record: &Record) -> String {
         text.push('\n');
     }
     text
-}
-
-/// Whether `rel` has the shape of a file rdmagen renders: `<job>/<output name>`.
-pub fn is_output_name(rel: &str) -> bool {
-    match rel.split_once('/') {
-        Some((job, file)) => {
-            is_plain_relative(job) && !job.starts_with('.') && OUTPUT_NAMES.contains(&file)
-        }
-        None => false,
-    }
 }
 
 #[cfg(test)]
@@ -210,20 +197,8 @@ mod tests {
     }
 
     #[test]
-    fn output_names_are_two_levels_deep() {
-        assert!(is_output_name("job/pytorchjob.yaml"));
-        assert!(is_output_name("job/Dockerfile"));
-        assert!(!is_output_name("pytorchjob.yaml"));
-        assert!(!is_output_name("job/notes.md"));
-        assert!(!is_output_name("a/b/pytorchjob.yaml"));
-        assert!(!is_output_name(".git/Dockerfile"));
-    }
-
-    #[test]
     fn a_job_directory_may_be_name_dot_namespace() {
         // Jobs sharing a name across namespaces are written to `<job>.<namespace>/`.
-        assert!(is_output_name("train.team-a/pytorchjob.yaml"));
-        assert!(is_output_name("train.team-a/storage.yaml"));
         let files = record(&[
             ("train.team-a/pytorchjob.yaml", Some(b"x")),
             ("train/Dockerfile", Some(b"y")),

@@ -13,16 +13,17 @@
 //! before the swap, the inodes of the old and new trees, so the next run can tell
 //! whether the swap happened and finish the clean-up either way.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, FlockOperation, Mode, OFlags, RenameFlags};
 
-use super::owned::{self, RECORD};
+use super::old_tree::DirMode;
+use super::owned::{self, Fingerprint, RECORD};
 use crate::files;
 
 const PREFIX: &str = ".rdmagen-";
@@ -74,19 +75,27 @@ impl Staging {
         })
     }
 
-    /// Write down both trees' identities before swapping, so that a run killed
-    /// during the swap can be finished by the next one.
-    pub fn note_swap(&mut self, old: Inode, new: Inode) -> io::Result<()> {
-        writeln!(
-            self.lock,
-            "old {}:{}\nnew {}:{}",
-            old.0, old.1, new.0, new.1
-        )?;
+    /// Write down both trees' identities before swapping, and what the run replaces
+    /// or prunes with the fingerprint each held when it was judged, so that the next
+    /// run can finish a killed one's clean-up with the same proof (a plain path holds
+    /// no control character, so one line holds one file).
+    pub fn note_swap(
+        &mut self,
+        old: Inode,
+        new: Inode,
+        judged: &BTreeMap<String, Fingerprint>,
+    ) -> io::Result<()> {
+        let mut text = format!("old {}:{}\nnew {}:{}\n", old.0, old.1, new.0, new.1);
+        for (rel, fingerprint) in judged {
+            text.push_str(&format!("judged {fingerprint} {rel}\n"));
+        }
+        self.lock.write_all(text.as_bytes())?;
         self.lock.sync_all()
     }
 
-    /// Remove the staging area before any swap: it holds only files this run wrote
-    /// and hard links to files that stay in the output directory.
+    /// Remove the staging area before any swap: rdmagen created it during this run,
+    /// and it holds only files this run wrote and hard links to files that stay in
+    /// the output directory.
     pub fn discard(self) {
         let _ = fs::remove_dir_all(&self.container);
     }
@@ -146,45 +155,93 @@ pub fn inode_of(path: &Path) -> io::Result<Inode> {
     Ok((stat.st_dev, stat.st_ino))
 }
 
-/// Remove the old tree once the new one is in place, deleting only what is provably
-/// rdmagen's or still in the new tree: a file rdmagen owned (`owned`), its record, or
-/// a name whose inode the new tree also holds (kept files are hard links). Anything
-/// else appeared while the run worked, and is moved back into the new tree; what
-/// cannot be moved stays, and is returned.
-pub fn clear_old_tree(old: &Path, new: &Path, owned: &BTreeSet<String>) -> Vec<PathBuf> {
+/// What clearing an old tree did beyond deleting rdmagen's own files.
+#[derive(Debug, Default)]
+pub struct Settled {
+    /// Edits made while a run rendered, put back in the output directory in place of
+    /// the file that run wrote there (paths in the output directory).
+    pub restored: Vec<PathBuf>,
+    /// Edits that could not be put back (the path in the output directory holds
+    /// something that is not rdmagen's): left where they are, in the staging area.
+    pub kept_aside: Vec<PathBuf>,
+    /// Anything else that could not be removed (a directory that is not empty).
+    pub left: Vec<PathBuf>,
+}
+
+impl Settled {
+    pub fn extend(&mut self, other: Settled) {
+        self.restored.extend(other.restored);
+        self.kept_aside.extend(other.kept_aside);
+        self.left.extend(other.left);
+    }
+}
+
+/// Clear the old tree `old` once the new one is in place at `dir`. A file is deleted
+/// only with proof that losing it loses nothing: it still holds the bytes the run
+/// judged before replacing or pruning it (`judged`), or it is the same inode as the
+/// file at its path in `dir` (kept files are hard links), or it is the old record.
+/// Anything else is someone's: a file that appeared while the run worked is moved
+/// into `dir`; an edit of a file the run replaced is put back in place of the
+/// rendered file when that file is provably rdmagen's (`dir`'s record lists it with
+/// its bytes: it can be rendered again, the edit cannot); what can be neither stays
+/// where it is and is returned.
+pub fn settle_old_tree(old: &Path, dir: &Path, judged: &BTreeMap<String, Fingerprint>) -> Settled {
+    let mut settled = Settled::default();
     let Ok(entries) = files::walk(old) else {
-        return vec![old.to_path_buf()];
+        settled.left.push(old.to_path_buf());
+        return settled;
     };
+    let rendered = files::read_regular(&dir.join(RECORD))
+        .map(|text| owned::parse(&String::from_utf8_lossy(&text)))
+        .unwrap_or_default();
     // Directories are never shared between the trees (only files are linked), so the
     // old ones may be opened up for the deletion (a read-only job directory).
     for entry in entries.iter().filter(|e| e.kind == FileType::Directory) {
         let _ = fs::set_permissions(&entry.path, fs::Permissions::from_mode(0o700));
     }
-    let mut left = Vec::new();
     for entry in entries.iter().rev() {
         if entry.kind == FileType::Directory {
             if fs::remove_dir(&entry.path).is_err() {
-                left.push(entry.path.clone());
+                settled.left.push(entry.path.clone());
             }
             continue;
         }
-        let in_new = new.join(&entry.rel);
-        let ours = (entry.kind == FileType::RegularFile && owned.contains(&entry.rel))
-            || entry.rel == RECORD
-            || same_file(&entry.path, &in_new);
-        let gone = if ours {
-            fs::remove_file(&entry.path).is_ok()
-        } else {
-            move_back(&entry.path, &in_new)
+        let in_new = dir.join(&entry.rel);
+        let now = match entry.kind {
+            FileType::RegularFile => files::read_regular(&entry.path)
+                .ok()
+                .map(|b| Fingerprint::of(&b)),
+            _ => None,
         };
-        if !gone {
-            left.push(entry.path.clone());
+        let ours = entry.rel == RECORD
+            || same_file(&entry.path, &in_new)
+            || (now.is_some() && judged.get(&entry.rel) == now.as_ref());
+        if ours {
+            if fs::remove_file(&entry.path).is_err() {
+                settled.left.push(entry.path.clone());
+            }
+        } else if move_back(&entry.path, &in_new) {
+            // Appeared while the run worked, at a path the new tree leaves free.
+        } else if is_rendered(&in_new, &entry.rel, &rendered) {
+            match fs::rename(&entry.path, &in_new) {
+                Ok(()) => settled.restored.push(in_new),
+                Err(_) => settled.kept_aside.push(entry.path.clone()),
+            }
+        } else {
+            settled.kept_aside.push(entry.path.clone());
         }
     }
-    if fs::remove_dir(old).is_err() && left.is_empty() {
-        left.push(old.to_path_buf());
+    if fs::remove_dir(old).is_err() && settled.left.is_empty() && settled.kept_aside.is_empty() {
+        settled.left.push(old.to_path_buf());
     }
-    left
+    settled
+}
+
+/// Whether `path` (at `rel` in the new tree) holds exactly what the new record says
+/// rdmagen wrote there.
+fn is_rendered(path: &Path, rel: &str, record: &owned::Record) -> bool {
+    matches!(record.get(rel), Some(owned::Proof::Bytes(wrote))
+        if files::read_regular(path).is_ok_and(|b| Fingerprint::of(&b) == *wrote))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -204,6 +261,8 @@ struct Left {
     container: Inode,
     old: Option<Inode>,
     new: Option<Inode>,
+    /// What the run replaced or pruned, with the fingerprint each held when judged.
+    judged: BTreeMap<String, Fingerprint>,
 }
 
 fn parse_lock(text: &str, name: &str) -> Option<Left> {
@@ -218,37 +277,48 @@ fn parse_lock(text: &str, name: &str) -> Option<Left> {
             .split_once(':')?;
         Some((dev.parse().ok()?, ino.parse().ok()?))
     };
+    let container = inode(lines.next(), "container")?;
+    let old = inode(lines.next(), "old");
+    let new = inode(lines.next(), "new");
+    let judged = lines
+        .filter_map(|line| {
+            let (fingerprint, rel) = line.strip_prefix("judged ")?.split_once(' ')?;
+            let fingerprint = Fingerprint::parse(fingerprint)?;
+            owned::is_plain_relative(rel).then(|| (rel.to_owned(), fingerprint))
+        })
+        .collect();
     Some(Left {
-        container: inode(lines.next(), "container")?,
-        old: inode(lines.next(), "old"),
-        new: inode(lines.next(), "new"),
+        container,
+        old,
+        new,
+        judged,
     })
 }
 
 /// Finish what killed runs left beside `parent/name`: a staging area whose lock
-/// nobody holds and whose lock file names its own inode. Before the swap it is
-/// removed; after the swap its tree is the old tree and is cleared like any old
-/// tree. Returns what could not be removed.
-pub fn recover(parent: &Path, name: &std::ffi::OsStr, dir: &Path) -> Vec<PathBuf> {
+/// nobody holds and whose lock file names its own inode. Before the swap its tree is
+/// the new tree, which rdmagen created in that run, and it is removed; after the
+/// swap its tree is the old tree, settled with the proof the killed run wrote down.
+pub fn recover(parent: &Path, name: &std::ffi::OsStr, dir: &Path) -> Settled {
     let shown = name.to_string_lossy();
     let prefix = format!("{PREFIX}{}.", short(&shown));
+    let mut settled = Settled::default();
     let Ok(listing) = fs::read_dir(parent) else {
-        return Vec::new();
+        return settled;
     };
-    let mut left = Vec::new();
     for entry in listing.flatten() {
         if !entry.file_name().to_string_lossy().starts_with(&prefix) {
             continue;
         }
         let container = entry.path();
-        if let Some(stuck) = recover_one(&container, &shown, dir) {
-            left.extend(stuck);
+        if let Some(done) = recover_one(&container, &shown, dir) {
+            settled.extend(done);
         }
     }
-    left
+    settled
 }
 
-fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>> {
+fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Settled> {
     if files::kind_of(container).ok()?? != FileType::Directory {
         return None;
     }
@@ -264,7 +334,6 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
     }
     let tree = container.join("tree");
     let aside = container.join("old");
-    let mut stuck = Vec::new();
     if files::kind_of(&aside).ok()?.is_some() {
         // Killed inside the two-rename fallback: roll forward, and put the old tree
         // where the clean-up looks for it.
@@ -276,45 +345,25 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Vec<PathBuf>>
         }
     }
     let swapped = left.new.is_some() && inode_of(dir).ok() == left.new && left.old.is_some();
+    let mut settled = Settled::default();
     if swapped {
-        // The old record (what rdmagen owned) and the new one (what it rendered, and
-        // so replaced) together name everything of the old tree that may go.
-        let mut owned = old_tree_owned(&tree);
-        owned.extend(old_tree_owned(dir));
-        stuck = clear_old_tree(&tree, dir, &owned);
+        settled = settle_old_tree(&tree, dir, &left.judged);
     } else {
         let _ = fs::remove_dir_all(&tree);
     }
-    let _ = fs::remove_file(&lock_path);
-    let _ = fs::remove_dir(container);
-    Some(stuck)
-}
-
-/// What a tree's record says rdmagen owned (by names, without a record).
-fn old_tree_owned(tree: &Path) -> BTreeSet<String> {
-    match files::read_regular(&tree.join(RECORD)) {
-        Ok(text) => owned::parse(&String::from_utf8_lossy(&text))
-            .into_iter()
-            .filter(|(_, proof)| *proof != owned::Proof::Damaged)
-            .map(|(rel, _)| rel)
-            .collect(),
-        Err(_) => files::walk(tree)
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|e| e.rel)
-                    .filter(|rel| owned::is_output_name(rel))
-                    .collect()
-            })
-            .unwrap_or_default(),
+    // Whatever stays keeps its lock file, so the next run tries again.
+    if settled.kept_aside.is_empty() && settled.left.is_empty() {
+        let _ = fs::remove_file(&lock_path);
+        let _ = fs::remove_dir(container);
     }
+    Some(settled)
 }
 
-/// Give `to` the permission bits of `from` (and its owner, where allowed).
-pub fn copy_mode(from: &Path, to: &Path) -> io::Result<()> {
-    let meta = fs::symlink_metadata(from)?;
-    fs::set_permissions(to, fs::Permissions::from_mode(meta.mode() & 0o7777))?;
-    let _ = std::os::unix::fs::lchown(to, Some(meta.uid()), Some(meta.gid()));
+/// Give `to` the mode and (where allowed) the owner a directory had when it was
+/// judged.
+pub fn set_mode(to: &Path, mode: DirMode) -> io::Result<()> {
+    fs::set_permissions(to, fs::Permissions::from_mode(mode.mode))?;
+    let _ = std::os::unix::fs::lchown(to, mode.uid, mode.gid);
     Ok(())
 }
 
@@ -347,8 +396,13 @@ mod tests {
         fs::write(old.join("README"), "user").unwrap();
         fs::hard_link(old.join("README"), new.join("README")).unwrap();
         fs::write(old.join("late.txt"), "written during the run").unwrap();
-        let owned = BTreeSet::from(["job/pytorchjob.yaml".to_owned()]);
-        assert!(clear_old_tree(&old, &new, &owned).is_empty());
+        let judged = BTreeMap::from([("job/pytorchjob.yaml".to_owned(), Fingerprint::of(b"old"))]);
+        let settled = settle_old_tree(&old, &new, &judged);
+        assert!(
+            settled.left.is_empty() && settled.kept_aside.is_empty(),
+            "{settled:?}"
+        );
+        assert!(settled.restored.is_empty());
         assert!(!old.exists());
         assert_eq!(fs::read_to_string(new.join("README")).unwrap(), "user");
         assert_eq!(
@@ -358,6 +412,43 @@ mod tests {
         assert_eq!(
             fs::read_to_string(new.join("job/pytorchjob.yaml")).unwrap(),
             "new"
+        );
+    }
+
+    /// An edit that slips in after a run's last check (or that a killed run left in
+    /// its old tree) goes back to its path in place of the rendered file, which the
+    /// new record proves is rdmagen's; one whose path holds the user's own file stays
+    /// where it is. Neither is deleted.
+    #[test]
+    fn an_edit_left_in_the_old_tree_is_put_back_never_deleted() {
+        let base = tempfile::tempdir().unwrap();
+        let (old, new) = (base.path().join("old"), base.path().join("new"));
+        for tree in [&old, &new] {
+            fs::create_dir_all(tree.join("job")).unwrap();
+        }
+        fs::write(old.join("job/pytorchjob.yaml"), "v1 tuned").unwrap();
+        fs::write(new.join("job/pytorchjob.yaml"), "v2").unwrap();
+        fs::write(old.join("job/Dockerfile"), "FROM mine").unwrap();
+        fs::write(new.join("job/Dockerfile"), "FROM theirs, not in the record").unwrap();
+        let record = owned::format(&owned::Record::from([(
+            "job/pytorchjob.yaml".to_owned(),
+            owned::Proof::Bytes(Fingerprint::of(b"v2")),
+        )]));
+        fs::write(new.join(RECORD), record).unwrap();
+        let judged = BTreeMap::from([
+            ("job/pytorchjob.yaml".to_owned(), Fingerprint::of(b"v1")),
+            ("job/Dockerfile".to_owned(), Fingerprint::of(b"FROM base")),
+        ]);
+        let settled = settle_old_tree(&old, &new, &judged);
+        assert_eq!(settled.restored, [new.join("job/pytorchjob.yaml")]);
+        assert_eq!(settled.kept_aside, [old.join("job/Dockerfile")]);
+        assert_eq!(
+            fs::read_to_string(new.join("job/pytorchjob.yaml")).unwrap(),
+            "v1 tuned"
+        );
+        assert_eq!(
+            fs::read_to_string(old.join("job/Dockerfile")).unwrap(),
+            "FROM mine"
         );
     }
 }

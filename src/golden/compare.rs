@@ -132,7 +132,9 @@ impl Comparator {
     }
 
     fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
-        files::read_regular(&self.old.path(rel)).map_err(|e| Error::io(&self.old.shown(rel), e))
+        self.old
+            .read(rel)
+            .map_err(|e| Error::io(&self.old.shown(rel), e))
     }
 
     fn compare(&self, file: &OutputFile) -> Result<(), Error> {

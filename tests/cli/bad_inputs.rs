@@ -51,6 +51,9 @@ fn an_existing_output_directory_is_left_untouched() {
     let out_dir = tempfile::tempdir().unwrap();
     let keep = out_dir.path().join("keep.txt");
     std::fs::write(&keep, "untouched").unwrap();
+    // An output directory (it has a record), so that the run gets as far as the
+    // input; one with files and no record is refused before (output_safety).
+    std::fs::write(out_dir.path().join(".rdmagen-owned"), "# none yet\n").unwrap();
     let before = crate::support::tree(out_dir.path());
     let out = rdmagen(&[
         "render",

@@ -157,6 +157,9 @@ fn one_name_twice_in_one_namespace_is_still_an_error_and_nothing_is_written() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("keep.txt"), "ours\n").unwrap();
+    // An output directory (it has a record), so that each mode gets as far as the
+    // inputs; one with files and no record is refused before (output_safety).
+    std::fs::write(out.join(".rdmagen-owned"), "# none yet\n").unwrap();
     let before = tree(&out);
     let d = out.to_str().unwrap();
     let validate = rdmagen(&["validate", &input, "--format", "brief"]);

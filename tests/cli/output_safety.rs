@@ -830,7 +830,7 @@ fn an_edited_output_is_never_overwritten_or_pruned_unasked() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("stale (kept: edited since rdmagen wrote it, by DIR/.rdmagen-owned; --force deletes it): out/job-0000/pytorchjob.yaml\n"),
+        err.contains("stale (kept: edited since rdmagen wrote it: its bytes no longer match .rdmagen-owned; delete it by hand if it should go): out/job-0000/pytorchjob.yaml\n"),
         "{err}"
     );
     assert!(
@@ -852,18 +852,22 @@ fn an_edited_output_is_never_overwritten_or_pruned_unasked() {
         stderr(&again)
     );
 
-    // --force: the edit is the user's choice to lose.
+    // --force replaces what a run renders; it never deletes (issue 22): the edited
+    // stale file stays until someone deletes it by hand.
     let out = world.run(&["render", &v1, "-o", "out", "--bless", "--prune", "--force"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("deleted: out/job-0000/pytorchjob.yaml\n"),
-        "{err}"
-    );
+    assert!(err.ends_with("0 deleted, 1 stale kept\n"), "{err}");
     let files: Vec<String> = snapshot(&world.out()).into_keys().collect();
     assert_eq!(
         files,
-        [".rdmagen-owned", "job-0002", "job-0002/pytorchjob.yaml"]
+        [
+            ".rdmagen-owned",
+            "job-0000",
+            "job-0000/pytorchjob.yaml",
+            "job-0002",
+            "job-0002/pytorchjob.yaml"
+        ]
     );
 }
 
@@ -1001,4 +1005,395 @@ fn on_github_actions_workflow_commands_are_paused_around_the_output() {
     let json: serde_json::Value =
         serde_json::from_str(&written).unwrap_or_else(|e| panic!("{e}: {written}"));
     assert_eq!(json["findings"][0]["rule"], "RDG020");
+}
+
+/// Issue 22, F1: a pull request adds `.rdmagen.yaml` with `output: services`, a folder
+/// that holds someone's services and no record. `--bless --prune` once deleted them
+/// all, exit 0, and a plain render overwrote `services/api/Dockerfile` with one whose
+/// `FROM` the same pull request chose. A name is no proof now: the directory is
+/// refused, `--force` replaces only what is rendered at the same path, and nothing
+/// rdmagen cannot prove it wrote is ever deleted.
+#[test]
+fn a_pull_requests_output_into_a_folder_without_a_record_deletes_and_replaces_nothing() {
+    let world = World::new();
+    let jobs = world.path("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    std::fs::write(jobs.join("pool.yaml"), POOL).unwrap();
+    std::fs::write(
+        jobs.join("api.yaml"),
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: api}\n\
+         spec: {pool: a100-roce, image: \"registry.example.com/train:1\", nodes: 2, \
+         gpusPerNode: 8, script: train.py, imageBuild: {base: \"evil.example.com/base:1\", \
+         family: apt}}\n",
+    )
+    .unwrap();
+    std::fs::write(world.path(".rdmagen.yaml"), "output: services\n").unwrap();
+    std::fs::create_dir(world.path(".git")).unwrap();
+    for (rel, text) in [
+        ("services/api/Dockerfile", "FROM python:3.12\n"),
+        ("services/web/Dockerfile", "FROM nginx:1\n"),
+        ("services/api/storage.yaml", "kind: PersistentVolumeClaim\n"),
+    ] {
+        let path = world.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let services = snapshot(&world.path("services"));
+    let refused = "error: services: holds 3 file(s) and no .rdmagen-owned, so nothing in it is provably rdmagen's (api/Dockerfile, api/storage.yaml, web/Dockerfile). Nothing was written: name a new or empty directory, or rerun with --force to write into it (--force replaces files only at the paths rdmagen renders, and never deletes one)\n";
+    for args in [
+        &["render", "jobs", "--bless", "--prune"][..],
+        &["render", "jobs", "--bless"],
+        &["render", "jobs", "--write"],
+    ] {
+        let out = world.run(args);
+        assert_eq!(
+            (out.status.code(), stderr(&out).as_str()),
+            (Some(2), refused),
+            "{args:?}"
+        );
+        assert_eq!(snapshot(&world.path("services")), services, "{args:?}");
+    }
+    // A bare render is a preview: it prints, whatever the configuration says.
+    let out = world.run(&["render", "jobs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kind: PyTorchJob"));
+    assert_eq!(snapshot(&world.path("services")), services);
+    // --force writes into it, replacing the one file rendered at its path, and prunes
+    // nothing, even with --prune.
+    let out = world.run(&[
+        "render", "jobs", "--bless", "--prune", "--force", "-o", "services",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let now = snapshot(&world.path("services"));
+    assert_eq!(now["web/Dockerfile"], services["web/Dockerfile"]);
+    assert_eq!(now["api/storage.yaml"], services["api/storage.yaml"]);
+    assert_ne!(
+        now["api/Dockerfile"], services["api/Dockerfile"],
+        "--force replaces it"
+    );
+    // Stale now: rdmagen's record lists only what it wrote, and --prune never deletes
+    // the rest.
+    std::fs::remove_file(jobs.join("api.yaml")).unwrap();
+    let out = world.run(&["render", "jobs", "--bless", "--prune", "--allow-empty"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = snapshot(&world.path("services"));
+    assert_eq!(after["web/Dockerfile"], services["web/Dockerfile"]);
+    assert_eq!(after["api/storage.yaml"], services["api/storage.yaml"]);
+}
+
+/// Issue 22, F1: `-o .` at a repository's root deleted `app/Dockerfile` and
+/// `deploy/storage.yaml` with --bless --prune, though the configuration refuses
+/// `output: .`. The command line is judged as the file is, and also refuses a
+/// directory above the root and one that holds the inputs.
+#[test]
+fn an_output_directory_that_is_the_repository_or_holds_the_inputs_is_refused() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir(world.path(".git")).unwrap();
+    for rel in ["app/Dockerfile", "deploy/storage.yaml"] {
+        std::fs::create_dir_all(world.path(rel).parent().unwrap()).unwrap();
+        std::fs::write(world.path(rel), "someone's\n").unwrap();
+    }
+    std::fs::create_dir(world.path("sub")).unwrap();
+    std::fs::create_dir_all(world.path("other/.git")).unwrap();
+    let before = snapshot(world.dir.path());
+    let cases: Vec<(Vec<&str>, &str, String)> = vec![
+        (
+            vec!["-o", "."],
+            ".",
+            ".: is the working directory".to_owned(),
+        ),
+        (
+            vec!["-o", "./"],
+            ".",
+            "./: is the working directory".to_owned(),
+        ),
+        (
+            vec!["-o", ".."],
+            "sub",
+            "..: holds the working directory".to_owned(),
+        ),
+        (
+            vec!["-o", "../.."],
+            "sub",
+            "../..: holds the working directory".to_owned(),
+        ),
+        (
+            vec!["-o", "../other"],
+            "sub",
+            "../other: is a repository's root (it holds .git)".to_owned(),
+        ),
+        (
+            vec!["-o", &inputs],
+            ".",
+            format!("{inputs}: holds the input {inputs}"),
+        ),
+        (
+            vec!["-o", ".git/out"],
+            ".",
+            ".git/out: is inside .git".to_owned(),
+        ),
+    ];
+    for (flags, cwd, why) in cases {
+        let input = match cwd {
+            "sub" => format!("../{inputs}"),
+            _ => inputs.clone(),
+        };
+        let mut args = vec!["render", &input, "--bless", "--prune"];
+        args.extend(flags.iter().copied());
+        let out = world
+            .command(&args)
+            .current_dir(world.path(cwd))
+            .output()
+            .unwrap();
+        assert_eq!(
+            (out.status.code(), stderr(&out)),
+            (
+                Some(2),
+                format!(
+                    "error: {why}; rendering replaces an output directory's tree whole, so name a directory of its own, e.g. rendered/\n"
+                )
+            ),
+            "{args:?} in {cwd}"
+        );
+        assert_eq!(snapshot(world.dir.path()), before, "{args:?} in {cwd}");
+    }
+}
+
+/// Issue 22, F10: with `output: rendered/` in a `.rdmagen.yaml` of a parent directory,
+/// `rdmagen render job.yaml` (the README's preview) printed nothing and wrote
+/// `rendered/<job>/`. A bare render prints; `--write` uses the configured directory.
+#[test]
+fn a_preview_never_writes_whatever_the_configuration_says() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::write(world.path(".rdmagen.yaml"), "output: rendered/\n").unwrap();
+    std::fs::create_dir(world.path(".git")).unwrap();
+    let job = format!("../{inputs}");
+    std::fs::create_dir(world.path("sub")).unwrap();
+    let out = world
+        .command(&["render", &job])
+        .current_dir(world.path("sub"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n")
+    );
+    assert!(!world.path("rendered").exists());
+    let out = world.run(&["render", &inputs, "--write"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "1 job(s) rendered to rendered/: 1 created, 0 updated, 0 unchanged\n"
+    );
+    assert!(world.path("rendered/job-0000/pytorchjob.yaml").is_file());
+}
+
+/// Issue 22, F2: an edit made while a 2 000-job render ran was deleted by the next
+/// run's clean-up. Now the run stops before its swap and names the edit, which stays
+/// in place; killed at any point instead, the run leaves the edit in DIR, and the
+/// next run exits non-zero naming it rather than replacing it.
+#[test]
+fn an_edit_made_while_a_long_render_runs_is_kept_in_place_and_named() {
+    let world = World::new();
+    let (old_in, new_in, _, _, took) = old_and_new(&world, 2000);
+    let edited = world.path("out/job-0005/pytorchjob.yaml");
+    let edit = |path: &Path| {
+        let mut text = std::fs::read_to_string(path).unwrap();
+        text.push_str("# MY-HAND-FIX\n");
+        std::fs::write(path, text).unwrap();
+    };
+    // Not killed: the run notices at the swap.
+    let child = world
+        .command(&["render", &new_in, "-o", "out"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(took / 2);
+    edit(&edited);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Judged before the edit (the usual case, half-way through), or after it.
+    let message = stderr(&out);
+    assert!(
+        message
+            == "error: 1 file(s) changed while this run rendered, after it had judged them: out/job-0005/pytorchjob.yaml. Nothing was written, so the change is in place: run again\n"
+            || message.contains("out/job-0005/pytorchjob.yaml (edited since rdmagen wrote it"),
+        "{message}"
+    );
+    assert!(
+        std::fs::read_to_string(&edited)
+            .unwrap()
+            .ends_with("# MY-HAND-FIX\n")
+    );
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+    let out = world.run(&["render", &new_in, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("out/job-0005/pytorchjob.yaml (edited since rdmagen wrote it"),
+        "{}",
+        stderr(&out)
+    );
+    // Killed: wherever the kill lands, the edit is in DIR afterwards, and the run
+    // that finishes the clean-up says so with a non-zero exit.
+    let mut random = Random((Instant::now().elapsed().as_nanos() as u64) | 1);
+    for round in 0..3 {
+        std::fs::remove_dir_all(world.out()).unwrap();
+        assert!(
+            world
+                .run(&["render", &old_in, "-o", "out"])
+                .status
+                .success()
+        );
+        let mut child = world
+            .command(&["render", &new_in, "-o", "out"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let span = took.as_millis() as u64;
+        std::thread::sleep(took / 10);
+        edit(&edited);
+        std::thread::sleep(Duration::from_millis(random.below(span)));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            std::fs::read_to_string(&edited)
+                .unwrap()
+                .ends_with("# MY-HAND-FIX\n"),
+            "round {round}: the edit is gone after the kill"
+        );
+        let out = world.run(&["render", &new_in, "-o", "out"]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "round {round}: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("out/job-0005/pytorchjob.yaml"),
+            "round {round}: {}",
+            stderr(&out)
+        );
+        assert!(
+            std::fs::read_to_string(&edited)
+                .unwrap()
+                .ends_with("# MY-HAND-FIX\n"),
+            "round {round}"
+        );
+    }
+}
+
+/// Issue 22, F2, after the swap: a run killed between its swap and its clean-up
+/// leaves the old tree in its staging area, with an edit made meanwhile. The next
+/// run put that tree's files away by the record alone, edit included. Built here as
+/// a killed run leaves it (the lock file format of `src/emit/swap.rs`), since no
+/// signal lands reliably in that window.
+#[test]
+fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
+    use std::os::unix::fs::MetadataExt;
+    let world = World::new();
+    let (v1, v2) = (world.inputs("v1", 3), world.inputs("v2", 3));
+    assert!(world.run(&["render", &v1, "-o", "out"]).status.success());
+    let old_bytes = std::fs::read(world.path("out/job-0001/pytorchjob.yaml")).unwrap();
+    // The old tree, edited while the killed run rendered, moved into a staging area.
+    let container = world.path(".rdmagen-out.1-1");
+    std::fs::create_dir(&container).unwrap();
+    std::fs::rename(world.out(), container.join("tree")).unwrap();
+    let mut tuned = old_bytes.clone();
+    tuned.extend_from_slice(b"# MY-HAND-FIX\n");
+    std::fs::write(container.join("tree/job-0001/pytorchjob.yaml"), &tuned).unwrap();
+    assert!(world.run(&["render", &v2, "-o", "out"]).status.success());
+    let inode = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        format!("{}:{}", m.dev(), m.ino())
+    };
+    let fnv = |bytes: &[u8]| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("fnv1a64:{h:016x}")
+    };
+    // What the killed run judged: job-0001 before its edit, the others as they are.
+    let judged: String = (0..3)
+        .map(|i| {
+            let was = match i {
+                1 => old_bytes.clone(),
+                _ => std::fs::read(container.join(format!("tree/job-000{i}/pytorchjob.yaml")))
+                    .unwrap(),
+            };
+            format!("judged {} job-000{i}/pytorchjob.yaml\n", fnv(&was))
+        })
+        .collect();
+    std::fs::write(
+        container.join("lock"),
+        format!(
+            "for out\ncontainer {}\nold {}\nnew {}\n{judged}",
+            inode(&container),
+            inode(&container.join("tree")),
+            inode(&world.out())
+        ),
+    )
+    .unwrap();
+    let out = world.run(&["render", &v2, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: 1 file(s) edited while a killed rdmagen run rendered them are back in place of what it rendered, so the edit is not lost (the next run refuses to replace them until the change is in the job or pool, or --force): out/job-0001/pytorchjob.yaml\n"
+    );
+    assert_eq!(
+        std::fs::read(world.path("out/job-0001/pytorchjob.yaml")).unwrap(),
+        tuned
+    );
+    assert!(!container.exists(), "the staging area is cleared");
+    let out = world.run(&["render", &v2, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("out/job-0001/pytorchjob.yaml (edited since rdmagen wrote it"));
+}
+
+/// Issue 22, F9: a job directory swapped for a symlink while a run rendered came back
+/// as `drwxrwxrwx`, its mode copied from the link. Modes come from the directories
+/// the run judged; nothing is linked or read through the symlink.
+#[test]
+fn a_directory_swapped_for_a_symlink_during_a_run_lends_it_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let (_, new_in, _, _, took) = old_and_new(&world, 2000);
+    let job = world.path("out/job-0007");
+    std::fs::set_permissions(&job, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::create_dir(world.path("elsewhere")).unwrap();
+    let child = world
+        .command(&["render", &new_in, "-o", "out"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(took / 10);
+    std::fs::rename(&job, world.path("elsewhere/job-0007")).unwrap();
+    symlink(world.path("elsewhere/job-0007"), &job).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let now = std::fs::symlink_metadata(&job).unwrap();
+    if out.status.success() {
+        assert!(now.is_dir(), "the new tree has a real directory there");
+        assert_eq!(now.permissions().mode() & 0o7777, 0o750);
+    } else {
+        assert!(
+            now.file_type().is_symlink(),
+            "a failed run leaves DIR as it was"
+        );
+        assert!(stderr(&out).contains("job-0007"), "{}", stderr(&out));
+    }
+    for entry in walkdir::WalkDir::new(world.out()) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_dir() {
+            let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+            assert_ne!(mode, 0o777, "{}", entry.path().display());
+        }
+    }
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
 }

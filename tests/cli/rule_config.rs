@@ -224,8 +224,13 @@ fn the_config_gives_default_format_pools_and_output() {
     // A flag on the command line wins.
     let (_, out, _) = run(&dir, &["validate", "jobs", "--format", "brief"]);
     assert!(out.starts_with("jobs/job.yaml:"), "{out}");
-    // render writes the configured directory; -o - is stdout.
-    let (code, _, err) = run(&dir, &["render", "jobs"]);
+    // A bare render is a preview and prints (issue 22); --write writes the
+    // configured directory; -o - is stdout.
+    let (code, out, err) = run(&dir, &["render", "jobs"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("kind: PyTorchJob"), "{out}");
+    assert!(!dir.join("rendered").exists());
+    let (code, _, err) = run(&dir, &["render", "jobs", "--write"]);
     assert_eq!(code, 0, "{err}");
     assert!(dir.join("rendered/j/pytorchjob.yaml").is_file());
     let (code, out, err) = run(&dir, &["render", "jobs", "-o", "-"]);
