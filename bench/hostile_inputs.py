@@ -75,6 +75,18 @@ def manifests(n, changed):
     return "---\n".join(docs)
 
 
+def flood(n, last="1"):
+    """n documents of one key each, `a: 1`, 9 bytes a document (issue 22, item 5); the
+    last one's value is `last`, so that two floods can differ in one line."""
+    return "---\na: 1\n" * (n - 1) + f"---\na: {last}\n"
+
+
+def env_dockerfile(n):
+    """A Dockerfile whose n ENV lines each set an NCCL variable in the image (RDG
+    ImageNcclEnv, a warning each: issue 22, item 8)."""
+    return "FROM ubuntu:22.04\n" + "".join(f"ENV NCCL_IB_HCA{i}=x\n" for i in range(n))
+
+
 def main():
     out = sys.argv[1]
     scale = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
@@ -86,6 +98,16 @@ def main():
     for n in (4_000, 20_000):
         write(os.path.join(out, f"semantic-{n}", "old.yaml"), manifests(size(n), False))
         write(os.path.join(out, f"semantic-{n}", "new.yaml"), manifests(size(n), True))
+    # Issue 22: floods of tiny documents and nodes just under the 32 MiB default cap,
+    # a flood of findings, and detect at 5x and 25x its 20 000 rows.
+    write(os.path.join(out, "flood.yaml"), flood(size(3_700_000)))
+    write(os.path.join(out, "flood-changed.yaml"), flood(size(3_700_000), last="2"))
+    write(os.path.join(out, "empty-documents.yaml"), "---\n" * size(8_000_000))
+    write(os.path.join(out, "one-character-items.yaml"), "- a\n" * size(8_000_000))
+    write(os.path.join(out, "env-flood", "Dockerfile"), env_dockerfile(size(500_000)))
+    write(os.path.join(out, "lint-jobs-800.yaml"), lint_jobs(size(800)))
+    for rows in (100_000, 500_000):
+        write(os.path.join(out, f"show-gids-{rows}.txt"), show_gids(size(rows)))
     # 1 GB: a real (over-long) first line, then a sparse tail; rdmagen must refuse it
     # by its size, before reading it all.
     big = os.path.join(out, "one-gigabyte.yaml")

@@ -166,7 +166,7 @@ fn present(
                 doc.extend(fields);
                 doc.insert(
                     "findings".into(),
-                    findings.iter().map(output::json::finding).collect(),
+                    findings.shown().iter().map(output::json::finding).collect(),
                 );
                 doc.insert(
                     "counts".into(),

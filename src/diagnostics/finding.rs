@@ -4,7 +4,8 @@
 //! capture readers at a line (a span at column 1).
 
 use crate::diagnostics::rule::{Rule, Severity};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::diagnostics::source::Location;
 
@@ -19,7 +20,16 @@ pub struct Finding {
     pub pointer: Option<String>,
     /// The rule's severity, unless the configuration re-grades it (`policy`).
     pub(super) severity: Severity,
+    /// For the "and N more" finding that [`Findings::shown`] writes in place of those
+    /// over [`SHOWN_PER_RULE_AND_FILE`]: how many it stands for. 0 for any other.
+    not_shown: usize,
 }
+
+/// How many findings of one rule in one file are shown; the rest become one "and N
+/// more" finding at the first of them. A 10 MB Dockerfile of `ENV NCCL_IB_HCA<i>=x`
+/// lines made 500 001 warnings and 228 MB of output (issue 22): no reader gets past
+/// the first hundred of one rule, and the count still says how far the problem goes.
+pub const SHOWN_PER_RULE_AND_FILE: usize = 100;
 
 /// The longest message a finding keeps, in characters. Messages quote what inputs
 /// wrote, and an input may hold a megabyte on one line; the checks that quote cut
@@ -39,6 +49,7 @@ impl Finding {
             location,
             pointer: None,
             severity: rule.info().severity,
+            not_shown: 0,
         }
     }
 
@@ -52,6 +63,11 @@ impl Finding {
 
     pub fn severity(&self) -> Severity {
         self.severity
+    }
+
+    /// How many findings this one counts for: 1, or for an "and N more" finding, N.
+    fn weight(&self) -> usize {
+        self.not_shown.max(1)
     }
 }
 
@@ -81,11 +97,13 @@ impl Findings {
         self.count(Severity::Error)
     }
 
+    /// Findings of `severity`, counting those an "and N more" finding stands for.
     pub fn count(&self, severity: Severity) -> usize {
         self.items
             .iter()
             .filter(|f| f.severity() == severity)
-            .count()
+            .map(Finding::weight)
+            .sum()
     }
 
     /// Errors among the findings from index `from` on.
@@ -94,7 +112,8 @@ impl Findings {
             .iter()
             .skip(from)
             .filter(|f| f.severity() == Severity::Error)
-            .count()
+            .map(Finding::weight)
+            .sum()
     }
 
     pub fn has_syntax_errors(&self) -> bool {
@@ -134,6 +153,54 @@ impl Findings {
         });
     }
 
+    /// The findings to write: the first [`SHOWN_PER_RULE_AND_FILE`] of each rule in each
+    /// file, in order, and in place of the rest one finding of the same rule and
+    /// severity, at the first not shown, that says how many there are. Every format
+    /// writes this one list, and [`Findings::count`] gives the same totals for it as
+    /// for all. Within one rule and file every finding has one severity: the policy
+    /// grades a rule by file.
+    pub fn shown(&self) -> Findings {
+        let mut seen: HashMap<(Option<&Arc<str>>, Rule), usize> = HashMap::new();
+        // For each group over the cap, the index of its "and N more" finding in `items`.
+        let mut more: HashMap<(Option<&Arc<str>>, Rule), usize> = HashMap::new();
+        let mut items = Vec::with_capacity(self.items.len().min(1 << 16));
+        for f in &self.items {
+            let key = (f.location.as_ref().map(|at| &at.file), f.rule);
+            let count = seen.entry(key).or_default();
+            *count += 1;
+            if *count <= SHOWN_PER_RULE_AND_FILE {
+                items.push(f.clone());
+                continue;
+            }
+            let index = *more.entry(key).or_insert_with(|| {
+                items.push(Finding {
+                    rule: f.rule,
+                    message: String::new(),
+                    location: f.location.clone(),
+                    pointer: None,
+                    severity: f.severity,
+                    not_shown: 0,
+                });
+                items.len() - 1
+            });
+            items[index].not_shown += 1;
+        }
+        for ((file, rule), index) in more {
+            let item = &mut items[index];
+            let n = item.not_shown;
+            let place = file.map_or(String::new(), |file| format!(" in {file}"));
+            item.message = format!(
+                "and {n} more {} finding{}{place}, not shown: rdmagen shows the first {SHOWN_PER_RULE_AND_FILE} of each rule in each file",
+                rule.info().id,
+                if n == 1 { "" } else { "s" },
+            );
+        }
+        Findings {
+            items,
+            used_suppressions: BTreeSet::new(),
+        }
+    }
+
     /// Sorted by file and position, so output never depends on processing order.
     pub fn sort(&mut self) {
         self.items
@@ -144,6 +211,35 @@ impl Findings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostics::source::Location;
+
+    #[test]
+    fn findings_over_the_cap_become_one_that_counts_them() {
+        let mut findings = Findings::default();
+        let at = |file: &str, line| Location {
+            file: Arc::from(file),
+            line,
+            column: 1,
+        };
+        for line in 1..=SHOWN_PER_RULE_AND_FILE + 3 {
+            findings.at(Rule::InvalidJobName, "name", at("a.yaml", line));
+        }
+        findings.at(Rule::InvalidJobName, "name", at("b.yaml", 1));
+        findings.at(Rule::DuplicateName, "dup", at("a.yaml", 1));
+        let shown = findings.shown();
+        assert_eq!(shown.len(), SHOWN_PER_RULE_AND_FILE + 3);
+        let more = shown.iter().nth(SHOWN_PER_RULE_AND_FILE).unwrap();
+        assert_eq!(
+            more.message,
+            "and 3 more RDG007 findings in a.yaml, not shown: rdmagen shows the first 100 of each rule in each file"
+        );
+        assert_eq!(
+            more.location,
+            Some(at("a.yaml", SHOWN_PER_RULE_AND_FILE + 1))
+        );
+        assert_eq!(shown.errors(), findings.errors());
+        assert_eq!(shown.errors(), SHOWN_PER_RULE_AND_FILE + 5);
+    }
 
     #[test]
     fn a_long_message_is_cut_on_a_character_boundary() {

@@ -108,7 +108,9 @@ fn auto_color(
     }
 }
 
-/// Write every finding in `format` (only human output is ever coloured).
+/// Write the findings in `format` (only human output is ever coloured): every format,
+/// for every command, writes the same capped list ([`Findings::shown`]), so each says
+/// "and N more" where findings were left out, and counts them all.
 pub fn findings(
     w: &mut dyn Write,
     findings: &Findings,
@@ -116,6 +118,7 @@ pub fn findings(
     format: Format,
     color: bool,
 ) -> io::Result<()> {
+    let findings = &findings.shown();
     match format {
         Format::Human => human::findings(w, findings, sources, color),
         Format::Brief => brief::findings(w, findings),

@@ -1,5 +1,7 @@
 //! Which RDMA data NICs a job uses, and how to name them to NCCL.
 
+use std::collections::HashSet;
+
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::PartialNodeHcas;
 use crate::model::{Loaded, PoolDocument};
@@ -103,6 +105,9 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
 pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     let hcas = &pool.value.spec.network.hcas;
     let management = pool.value.spec.network.management_device();
+    // A set, not `hcas[..i].contains`: that was 71 % of `detect` over 100 000 GID
+    // rows, and a pool may list 10 000 HCAs (issue 22, bench/RESULTS.md).
+    let mut seen: HashSet<&str> = HashSet::with_capacity(hcas.len());
     for (i, name) in hcas.iter().enumerate() {
         let at = || {
             pool.doc.locate(&[
@@ -122,7 +127,7 @@ pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
                 format!("`{name}` is not a plain device name such as mlx5_1"),
                 at(),
             );
-        } else if hcas[..i].contains(name) {
+        } else if !seen.insert(name.as_str()) {
             findings.at(
                 Rule::HcaNamingConflict,
                 format!("`{name}` is listed twice"),

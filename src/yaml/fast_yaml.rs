@@ -11,18 +11,26 @@
 use serde_json::{Map, Value};
 
 use crate::yaml::core_schema::{key_string, plain_scalar};
+use crate::yaml::tree::{DOCUMENT_BUDGET, NODE_BUDGET};
 
-/// The documents of `text`, or None when it leaves the subset.
+/// The documents of `text`, or None when it leaves the subset or may pass the budgets
+/// of the located parser (which then reports where). Nodes are bounded rather than
+/// counted: a line holds at most three outside flow collections (`- key: value`),
+/// and a flow collection at most one a byte.
 pub fn parse(text: &str) -> Option<Vec<Value>> {
     if !printable(text) {
         return None;
     }
     let mut docs = Vec::new();
     let mut lines: Vec<Line<'_>> = Vec::new();
+    let mut most_nodes = 0;
     for raw in text.split('\n') {
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if raw == "---" {
             docs.push(document(&mut lines)?);
+            if docs.len() >= DOCUMENT_BUDGET {
+                return None;
+            }
             continue;
         }
         let content = raw.trim_end_matches(' ');
@@ -35,6 +43,14 @@ pub fn parse(text: &str) -> Option<Vec<Value>> {
         }
         let indent = content.len() - body.len();
         if indent > MAX_INDENT {
+            return None;
+        }
+        most_nodes += 3 + if body.contains(['[', '{']) {
+            body.len()
+        } else {
+            0
+        };
+        if most_nodes > NODE_BUDGET {
             return None;
         }
         lines.push(match body.strip_prefix('-') {

@@ -157,17 +157,27 @@ pub struct SyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
-    pub duplicate_key: bool,
+    pub kind: SyntaxErrorKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyntaxErrorKind {
+    /// Not YAML, or an alias past its budget.
+    Syntax,
+    DuplicateKey,
+    /// More documents or nodes than [`DOCUMENT_BUDGET`] or [`NODE_BUDGET`].
+    OverBudget,
 }
 
 impl SyntaxError {
-    /// This error as a finding of `file`: RDG002 for a duplicate key, else RDG001.
+    /// This error as a finding of `file`: RDG002 for a duplicate key, RDG176 for a
+    /// file over its budget, else RDG001.
     pub fn report(self, file: Arc<str>, findings: &mut crate::diagnostics::Findings) {
         use crate::diagnostics::Rule;
-        let rule = if self.duplicate_key {
-            Rule::DuplicateKey
-        } else {
-            Rule::YamlSyntax
+        let rule = match self.kind {
+            SyntaxErrorKind::Syntax => Rule::YamlSyntax,
+            SyntaxErrorKind::DuplicateKey => Rule::DuplicateKey,
+            SyntaxErrorKind::OverBudget => Rule::YamlBudget,
         };
         let at = Location {
             file,
@@ -180,20 +190,39 @@ impl SyntaxError {
 
 /// Parse every document of `text`. Empty documents (a trailing `---`) are skipped.
 pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, SyntaxError> {
+    let mut docs = Vec::new();
+    each_document(file, text, |doc| docs.push(doc))?;
+    Ok(docs)
+}
+
+/// Hand each document of `text` to `each` as soon as it is read, so that a caller
+/// that needs only what it finds in a document holds one at a time. On an error,
+/// the documents before it have been handed over; empty ones are skipped.
+pub fn each_document(
+    file: &Arc<str>,
+    text: &str,
+    mut each: impl FnMut(Document),
+) -> Result<(), SyntaxError> {
     let mut builder = Builder {
         stack: Vec::new(),
-        docs: Vec::new(),
         current: None,
         anchors: HashMap::new(),
         expanded: 0,
+        documents: 0,
+        nodes: 0,
         key_hasher: RandomState::new(),
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(event) = parser.next_event() {
         let (event, span) = event.map_err(scan_error)?;
-        builder.event(file, event, span)?;
+        if let Some(root) = builder.event(event, span)? {
+            each(Document {
+                file: file.clone(),
+                root,
+            });
+        }
     }
-    Ok(builder.docs)
+    Ok(())
 }
 
 fn scan_error(e: ScanError) -> SyntaxError {
@@ -202,13 +231,27 @@ fn scan_error(e: ScanError) -> SyntaxError {
         line: mark.line(),
         column: mark.col() + 1,
         message: e.info().to_string(),
-        duplicate_key: false,
+        kind: SyntaxErrorKind::Syntax,
     }
 }
 
 /// Nodes an alias may expand to, in all, per file: a guard against alias bombs
 /// (`a: &a [*b, *b, ...]` nested), as YAML parsers' budgets are.
 const ALIAS_BUDGET: usize = 100_000;
+
+/// Documents one file may hold. Each costs parsing and judging however small it is:
+/// 3 700 000 documents of `a: 1` (33 MB, under `--max-file-size`) took 38 s and
+/// 2.3 GB in `lint` (issue 22). A `kubectl get -o yaml` dump is one `List` document,
+/// and a Helm chart's output holds hundreds; 10 000 is far beyond what one file of
+/// inputs or manifests needs, and reading that many tiny ones takes milliseconds.
+pub const DOCUMENT_BUDGET: usize = 10_000;
+
+/// Scalars, sequences and mappings one file may hold, aliases aside (they have their
+/// own budget). Manifests take about 10 bytes of YAML a node (`key: value` is two),
+/// so the 32 MiB `--max-file-size` of such YAML is about 3 000 000 nodes; a node
+/// held in the tree costs about 100 bytes. The budget bounds a file of one-character
+/// items (`- a`, `[a,a,…]`), where the size cap alone allows 16 000 000.
+pub const NODE_BUDGET: usize = 3_000_000;
 
 enum Open {
     Sequence(Node, usize),
@@ -222,20 +265,37 @@ type KeyHashes = HashSet<u64>;
 
 struct Builder {
     stack: Vec<Open>,
-    docs: Vec<Document>,
     current: Option<Node>,
     /// Anchored nodes by anchor id, for aliases.
     anchors: HashMap<usize, Node>,
     /// Nodes created by expanding aliases so far.
     expanded: usize,
+    /// Documents begun and nodes read so far, for [`DOCUMENT_BUDGET`] and
+    /// [`NODE_BUDGET`].
+    documents: usize,
+    nodes: usize,
     /// Hashes mapping keys for [`KeyHashes`].
     key_hasher: RandomState,
 }
 
 impl Builder {
-    fn event(&mut self, file: &Arc<str>, event: Event<'_>, span: Span) -> Result<(), SyntaxError> {
+    /// Take one event; returns a document's root when the event ends a document.
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<Option<Node>, SyntaxError> {
         let line = span.start.line();
         let column = span.start.col() + 1;
+        if matches!(
+            event,
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)
+        ) {
+            self.nodes += 1;
+            if self.nodes > NODE_BUDGET {
+                return Err(self.over_budget(
+                    line,
+                    column,
+                    format!("this file holds more than {NODE_BUDGET} YAML nodes (scalars, sequences and mappings), the most rdmagen reads from one file; this is the first past that: split the file"),
+                ));
+            }
+        }
         let blank = |kind| Node {
             line,
             column,
@@ -287,20 +347,34 @@ impl Builder {
                     self.push(node)?;
                 }
             }
+            Event::DocumentStart(..) => {
+                self.documents += 1;
+                if self.documents > DOCUMENT_BUDGET {
+                    return Err(self.over_budget(
+                        line,
+                        column,
+                        format!("this file holds more than {DOCUMENT_BUDGET} YAML documents, the most rdmagen reads from one file; this is the first past that: split the file"),
+                    ));
+                }
+            }
             Event::DocumentEnd => {
                 let root = self.current.take();
                 self.anchors.clear();
                 // An empty document (`---` with nothing after it) is skipped.
-                if let Some(root) = root.filter(|r| r.as_str() != Some("")) {
-                    self.docs.push(Document {
-                        file: file.clone(),
-                        root,
-                    });
-                }
+                return Ok(root.filter(|r| r.as_str() != Some("")));
             }
             _ => {}
         }
-        Ok(())
+        Ok(None)
+    }
+
+    fn over_budget(&self, line: usize, column: usize, message: String) -> SyntaxError {
+        SyntaxError {
+            line,
+            column,
+            message,
+            kind: SyntaxErrorKind::OverBudget,
+        }
     }
 
     fn anchor(&mut self, id: usize, node: &Node) {
@@ -314,7 +388,7 @@ impl Builder {
             line,
             column,
             message: message.to_owned(),
-            duplicate_key: false,
+            kind: SyntaxErrorKind::Syntax,
         }
     }
 
@@ -338,7 +412,7 @@ impl Builder {
                                 line: key.line,
                                 column: key.column,
                                 message: format!("duplicate key `{name}`"),
-                                duplicate_key: true,
+                                kind: SyntaxErrorKind::DuplicateKey,
                             });
                         }
                         entries.push((key, node));
@@ -395,7 +469,7 @@ mod tests {
     #[test]
     fn duplicate_keys_are_syntax_errors_with_position() {
         let e = parse("spec:\n  a: 1\n  a: 2\n").unwrap_err();
-        assert!(e.duplicate_key);
+        assert_eq!(e.kind, SyntaxErrorKind::DuplicateKey);
         assert_eq!((e.line, e.column), (3, 3));
         assert!(e.message.contains("`a`"));
     }
@@ -408,7 +482,7 @@ mod tests {
         }
         text.push_str("  k1234: again\n");
         let e = parse(&text).unwrap_err();
-        assert!(e.duplicate_key);
+        assert_eq!(e.kind, SyntaxErrorKind::DuplicateKey);
         assert_eq!((e.line, e.column), (2_002, 3));
         assert_eq!(e.message, "duplicate key `k1234`");
     }
@@ -423,7 +497,7 @@ mod tests {
     #[test]
     fn scan_errors_carry_position() {
         let e = parse("a: [1, 2\nb: c\n").unwrap_err();
-        assert!(!e.duplicate_key);
+        assert_eq!(e.kind, SyntaxErrorKind::Syntax);
         assert!(e.line >= 1);
     }
 

@@ -61,7 +61,7 @@ mod tests {
         let x = json!({"b": [1, "2", "no", null]});
         assert_eq!(values, vec![json!({"a": x, "c": x}), json!({"d": 1.5})]);
         let dup = super::parse_values("a: 1\na: 2\n").unwrap_err();
-        assert!(dup.duplicate_key);
+        assert_eq!(dup.kind, crate::yaml::tree::SyntaxErrorKind::DuplicateKey);
         assert_eq!((dup.line, dup.column), (2, 1));
     }
 }

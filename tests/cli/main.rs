@@ -2,6 +2,7 @@
 
 mod actionable_errors;
 mod bad_inputs;
+mod budgets;
 mod completions_and_man;
 mod detect;
 mod determinism;
