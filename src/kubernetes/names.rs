@@ -123,7 +123,14 @@ mod tests {
     #[test]
     fn dns1123_subdomains() {
         let labels_of_63 = [&"a".repeat(63)[..]; 4].join("."); // 255
-        for good in ["a", "my-claim", "a.b.c", "0.0", &"a".repeat(253), &labels_of_63[..253]] {
+        for good in [
+            "a",
+            "my-claim",
+            "a.b.c",
+            "0.0",
+            &"a".repeat(253),
+            &labels_of_63[..253],
+        ] {
             assert!(is_dns1123_subdomain(good), "{good}");
         }
         for bad in [

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::diagnostics::Finding;
+
 /// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
 pub(crate) fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
@@ -38,4 +40,19 @@ pub(crate) fn quoted(value: &Value) -> String {
 
 pub(crate) fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
+}
+
+/// The first `max` of `found`, the last saying how many more there were `about` (a
+/// subject: "this container's resources"). A manifest may hold tens of thousands of
+/// keys, and each finding is located in the file and printed.
+pub(crate) fn capped(mut found: Vec<Finding>, max: usize, about: &str) -> Vec<Finding> {
+    if found.len() > max {
+        let more = found.len() - max;
+        found.truncate(max);
+        if let Some(last) = found.last_mut() {
+            last.message
+                .push_str(&format!(" ({more} more findings about {about} not shown)"));
+        }
+    }
+    found
 }
