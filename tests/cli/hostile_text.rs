@@ -269,7 +269,16 @@ spec:
 /// on the PyTorchJob itself), and `render -o` writes nothing.
 #[test]
 fn names_the_api_server_refuses_stop_validate_and_render() {
-    let cases: [(&str, &str, &str, Vec<(&str, u64, u64)>, &str); 5] = [
+    // (case, job metadata, job spec, (rule, line, column) of each finding, the first
+    // finding's message).
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        Vec<(&'static str, u64, u64)>,
+        &'static str,
+    );
+    let cases: [Case; 5] = [
         (
             "label",
             r#", labels: {team: "a: b\nc"}"#,
