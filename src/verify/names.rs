@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::message::{capped, pointer_segment};
+use super::message::{Bounded, pointer_segment};
 use crate::diagnostics::escape::quoted_ascii;
 use crate::diagnostics::{Finding, Rule};
 use crate::kubernetes::labels::{is_label_key, is_label_value};
@@ -56,7 +56,7 @@ fn items(list: &Value) -> impl Iterator<Item = (usize, &Value)> {
 /// Pointer `base`): its labels and annotations (apimachinery objectmeta.go L188-L189;
 /// a pod template's, validation.go L6401-L6402).
 pub(crate) fn object_meta(meta: &Value, base: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out = Bounded::new(MAX_FINDINGS);
     labels(
         &mut out,
         &meta["labels"],
@@ -67,7 +67,7 @@ pub(crate) fn object_meta(meta: &Value, base: &str) -> Vec<Finding> {
     let annotations = &meta["annotations"];
     for (key, _) in entries(annotations) {
         if !is_annotation_key(key) {
-            out.push(Finding::at_pointer(
+            out.push(|| Finding::at_pointer(
                 Rule::AnnotationInvalid,
                 format!(
                     "annotation key {} is not a qualified name, even lowercased ({QUALIFIED_NAME}); the API server refuses the object",
@@ -79,7 +79,7 @@ pub(crate) fn object_meta(meta: &Value, base: &str) -> Vec<Finding> {
     }
     let size = annotations_size(entries(annotations));
     if size > ANNOTATIONS_MAX_BYTES {
-        out.push(Finding::at_pointer(
+        out.push(|| Finding::at_pointer(
             Rule::AnnotationInvalid,
             format!(
                 "the annotations' keys and values add up to {size} bytes, over the API server's limit of {ANNOTATIONS_MAX_BYTES} (256 KiB); it refuses the object"
@@ -87,7 +87,7 @@ pub(crate) fn object_meta(meta: &Value, base: &str) -> Vec<Finding> {
             format!("{base}/annotations"),
         ));
     }
-    capped(out, MAX_FINDINGS, "this object's metadata")
+    out.finish("this object's metadata")
 }
 
 /// The finding about the name of a custom resource whose metadata is `meta`
@@ -108,11 +108,11 @@ pub(crate) fn custom_resource_name(meta: &Value, base: &str) -> Option<Finding> 
 
 /// ValidateLabels (apimachinery meta/v1/validation/validation.go L113-L122) on `map`
 /// at `at`; `what` says what kind of map it is in messages.
-fn labels(out: &mut Vec<Finding>, map: &Value, at: &str, what: &str) {
+fn labels(out: &mut Bounded, map: &Value, at: &str, what: &str) {
     for (key, value) in entries(map) {
         let pointer = format!("{at}/{}", pointer_segment(key));
         if !is_label_key(key) {
-            out.push(Finding::at_pointer(
+            out.push(|| Finding::at_pointer(
                 Rule::LabelInvalid,
                 format!(
                     "{what} key {} is not a qualified name ({QUALIFIED_NAME}); the API server refuses it",
@@ -122,7 +122,7 @@ fn labels(out: &mut Vec<Finding>, map: &Value, at: &str, what: &str) {
             ));
         }
         if !is_label_value(value) {
-            out.push(Finding::at_pointer(
+            out.push(|| Finding::at_pointer(
                 Rule::LabelInvalid,
                 format!(
                     "{what} {} has the value {}, which is not a label value (empty, or at most 63 letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); the API server refuses it",
@@ -138,7 +138,7 @@ fn labels(out: &mut Vec<Finding>, map: &Value, at: &str, what: &str) {
 /// The findings about the names in `pod`, a pod spec at JSON Pointer `base`
 /// (ValidatePodSpec, validation.go L4245-L4286).
 pub(crate) fn pod(pod: &Value, base: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out = Bounded::new(MAX_FINDINGS);
     volumes(&mut out, &pod["volumes"], &format!("{base}/volumes"));
     containers(&mut out, pod, base);
     // L4272.
@@ -160,14 +160,14 @@ pub(crate) fn pod(pod: &Value, base: &str) -> Vec<Finding> {
             true,
         );
     }
-    capped(out, MAX_FINDINGS, "this pod's names")
+    out.finish("this pod's names")
 }
 
 /// A reference to a `kind` object named `name`, at `pointer`: `checked` when the API
 /// server refuses the pod for it, else the pod is created and waits for an object
 /// that can never exist. `prefix` as NameIsDNSSubdomain takes it.
 fn reference(
-    out: &mut Vec<Finding>,
+    out: &mut Bounded,
     field: &str,
     kind: &str,
     name: &str,
@@ -185,21 +185,23 @@ fn reference(
             "the API server accepts the pod, which then waits forever for a {kind} that cannot exist"
         )
     };
-    out.push(Finding::at_pointer(
-        Rule::ReferenceNameInvalid,
-        format!(
-            "{field} {} is no {kind} name ({DNS_SUBDOMAIN}); {outcome}",
-            shown(name)
-        ),
-        pointer,
-    ));
+    out.push(|| {
+        Finding::at_pointer(
+            Rule::ReferenceNameInvalid,
+            format!(
+                "{field} {} is no {kind} name ({DNS_SUBDOMAIN}); {outcome}",
+                shown(name)
+            ),
+            pointer,
+        )
+    });
 }
 
 /// ValidateVolumes (L409-L452): each name a DNS-1123 label, a valid name never twice
 /// (only a volume without errors joins the set, L444-L446). The sources' references
 /// are only required to be non-empty (validatePersistentClaimVolumeSource L982-L988,
 /// validateConfigMapVolumeSource L947-L965, validateSecretVolumeSource L928-L945).
-fn volumes(out: &mut Vec<Finding>, list: &Value, at: &str) {
+fn volumes(out: &mut Bounded, list: &Value, at: &str) {
     let mut seen = HashSet::new();
     for (i, volume) in items(list) {
         let Some(name) = volume["name"].as_str() else {
@@ -207,7 +209,7 @@ fn volumes(out: &mut Vec<Finding>, list: &Value, at: &str) {
         };
         let pointer = format!("{at}/{i}/name");
         if !is_dns1123_label(name) {
-            out.push(Finding::at_pointer(
+            out.push(|| Finding::at_pointer(
                 Rule::VolumeNameInvalid,
                 format!(
                     "volume name {} is not a DNS-1123 label ({DNS_LABEL}); the API server refuses the pod",
@@ -216,14 +218,16 @@ fn volumes(out: &mut Vec<Finding>, list: &Value, at: &str) {
                 pointer,
             ));
         } else if !seen.insert(name) {
-            out.push(Finding::at_pointer(
-                Rule::VolumeNameInvalid,
-                format!(
-                    "volume name {} is given twice; the API server refuses the pod",
-                    shown(name)
-                ),
-                pointer,
-            ));
+            out.push(|| {
+                Finding::at_pointer(
+                    Rule::VolumeNameInvalid,
+                    format!(
+                        "volume name {} is given twice; the API server refuses the pod",
+                        shown(name)
+                    ),
+                    pointer,
+                )
+            });
         }
         let sources = [
             (
@@ -252,7 +256,7 @@ fn volumes(out: &mut Vec<Finding>, list: &Value, at: &str) {
 
 /// Every container's and init container's name (validateContainerCommon L3617-L3621),
 /// unique across both lists (L3700-L3707, L3568-L3574), with its ports and env.
-fn containers(out: &mut Vec<Finding>, pod: &Value, base: &str) {
+fn containers(out: &mut Bounded, pod: &Value, base: &str) {
     let regular: Vec<&str> = items(&pod["containers"])
         .map(|(_, c)| c["name"].as_str().unwrap_or_default())
         .collect();
@@ -266,7 +270,7 @@ fn containers(out: &mut Vec<Finding>, pod: &Value, base: &str) {
             let at = format!("{base}/{list}/{i}");
             if let Some(name) = c["name"].as_str() {
                 if !is_dns1123_label(name) {
-                    out.push(Finding::at_pointer(
+                    out.push(|| Finding::at_pointer(
                         Rule::ContainerNameInvalid,
                         format!(
                             "container name {} is not a DNS-1123 label ({DNS_LABEL}); the API server refuses the pod",
@@ -282,7 +286,7 @@ fn containers(out: &mut Vec<Finding>, pod: &Value, base: &str) {
                     !seen.contains(name)
                 };
                 if !fresh {
-                    out.push(Finding::at_pointer(
+                    out.push(|| Finding::at_pointer(
                         Rule::ContainerNameInvalid,
                         format!(
                             "container name {} is used by another container or init container of the pod; the API server refuses it",
@@ -299,7 +303,7 @@ fn containers(out: &mut Vec<Finding>, pod: &Value, base: &str) {
 }
 
 /// validateContainerPorts (L2577-L2592): a named port's name, unique in the container.
-fn ports(out: &mut Vec<Finding>, list: &Value, at: &str) {
+fn ports(out: &mut Bounded, list: &Value, at: &str) {
     let mut seen = HashSet::new();
     for (i, port) in items(list) {
         let Some(name) = port["name"].as_str().filter(|n| !n.is_empty()) else {
@@ -312,20 +316,22 @@ fn ports(out: &mut Vec<Finding>, list: &Value, at: &str) {
         } else {
             continue;
         };
-        out.push(Finding::at_pointer(
-            Rule::PortNameInvalid,
-            format!(
-                "port name {} {problem}; the API server refuses the pod",
-                shown(name)
-            ),
-            format!("{at}/{i}/name"),
-        ));
+        out.push(|| {
+            Finding::at_pointer(
+                Rule::PortNameInvalid,
+                format!(
+                    "port name {} {problem}; the API server refuses the pod",
+                    shown(name)
+                ),
+                format!("{at}/{i}/name"),
+            )
+        });
     }
 }
 
 /// ValidateEnv (L2616-L2637) and ValidateEnvFrom (L2765-L2798) of container `c` at
 /// `at`: names and prefixes relaxed (IsRelaxedEnvVarName), and the objects they read.
-fn env(out: &mut Vec<Finding>, c: &Value, at: &str) {
+fn env(out: &mut Bounded, c: &Value, at: &str) {
     let bad_name = |what: &str, name: &str, pointer: String| {
         Finding::at_pointer(
             Rule::InvalidEnvName,
@@ -340,7 +346,7 @@ fn env(out: &mut Vec<Finding>, c: &Value, at: &str) {
         if let Some(name) = var["name"].as_str()
             && !is_env_var_name(name)
         {
-            out.push(bad_name("env name", name, format!("{at}/env/{j}/name")));
+            out.push(|| bad_name("env name", name, format!("{at}/env/{j}/name")));
         }
         // validateConfigMapKeySelector, validateSecretKeySelector (L2866-L2899): the
         // name is checked even when empty.
@@ -364,11 +370,7 @@ fn env(out: &mut Vec<Finding>, c: &Value, at: &str) {
         if let Some(prefix) = source["prefix"].as_str().filter(|p| !p.is_empty())
             && !is_env_var_name(prefix)
         {
-            out.push(bad_name(
-                "envFrom prefix",
-                prefix,
-                format!("{at}/envFrom/{j}/prefix"),
-            ));
+            out.push(|| bad_name("envFrom prefix", prefix, format!("{at}/envFrom/{j}/prefix")));
         }
         // validateConfigMapEnvSource, validateSecretEnvSource (L2800-L2822): a
         // non-empty name, checked as a prefix.
