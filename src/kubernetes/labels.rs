@@ -29,6 +29,12 @@ pub fn is_label_key(key: &str) -> bool {
     }
 }
 
+/// An annotation key (apimachinery pkg/api/validation/objectmeta.go L44-L51): a
+/// qualified name "except that case doesn't matter", so it is lowercased first.
+pub fn is_annotation_key(key: &str) -> bool {
+    is_label_key(&key.to_lowercase())
+}
+
 /// IsValidLabelValue: empty, or a name part.
 pub fn is_label_value(value: &str) -> bool {
     value.is_empty() || is_name_part(value)
@@ -66,6 +72,15 @@ mod tests {
         assert!(!is_label_key("-a.com/x"));
         assert!(!is_label_key("a.com/_x"));
         assert!(is_label_key("a.com/x_y"));
+    }
+
+    #[test]
+    fn annotation_keys_ignore_case() {
+        assert!(is_annotation_key("Example.COM/Note"));
+        assert!(is_annotation_key("rdmagen.io/ignore"));
+        for bad in ["", "a b", "/x", "a/b/c", "x/", &"a".repeat(64)] {
+            assert!(!is_annotation_key(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -3,10 +3,8 @@
 //! `IsDNS1123Label` (L176-L203), `IsDNS1123Subdomain` (L205-L230), `IsValidPortName`
 //! (L341-L369) and `IsRelaxedEnvVarName` (L401-L433); `pkg/api/validation/generic.go`
 //! `NameIsDNSSubdomain` (L37-L42) with `maskTrailingDash` (L74-L79); and
-//! `pkg/api/validation/objectmeta.go` `ValidateAnnotations` (L36-L67). Label keys and
-//! values are `kubernetes::labels`. `verify::names` applies them to objects and pods.
-
-use super::labels::is_label_key;
+//! `pkg/api/validation/objectmeta.go` `ValidateAnnotationsSize` (L36, L58-L67). Label keys
+//! and values, and annotation keys, are `kubernetes::labels`. `verify::names` applies them to objects and pods.
 
 /// DNS1123LabelMaxLength (validation.go L182).
 const DNS_LABEL_MAX: usize = 63;
@@ -81,12 +79,6 @@ pub fn is_port_name(name: &str) -> bool {
 /// L2616-L2637, reads it through pkg/api/pod/util.go L393, L433-L436).
 pub fn is_env_var_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| matches!(c, ' '..='~') && c != '=')
-}
-
-/// ValidateAnnotations (objectmeta.go L44-L51): a key is a qualified name "except that
-/// case doesn't matter", so it is lowercased first.
-pub fn is_annotation_key(key: &str) -> bool {
-    is_label_key(&key.to_lowercase())
 }
 
 /// ValidateAnnotationsSize (objectmeta.go L58-L67): the bytes of every key and value.
@@ -193,12 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn annotation_keys_ignore_case() {
-        assert!(is_annotation_key("Example.COM/Note"));
-        assert!(is_annotation_key("rdmagen.io/ignore"));
-        for bad in ["", "a b", "/x", "a/b/c", "x/", &"a".repeat(64)] {
-            assert!(!is_annotation_key(bad), "{bad}");
-        }
-        assert_eq!(annotations_size([("ab", "cde")].into_iter()), 5);
+    fn annotations_size_counts_keys_and_values() {
+        assert_eq!(annotations_size([("ab", "cde"), ("", "")].into_iter()), 5);
     }
 }

@@ -18,10 +18,10 @@ use serde_json::Value;
 use super::message::{Bounded, pointer_segment};
 use crate::diagnostics::escape::quoted_ascii;
 use crate::diagnostics::{Finding, Rule};
-use crate::kubernetes::labels::{is_label_key, is_label_value};
+use crate::kubernetes::labels::{is_annotation_key, is_label_key, is_label_value};
 use crate::kubernetes::names::{
-    ANNOTATIONS_MAX_BYTES, annotations_size, is_annotation_key, is_dns1123_label, is_env_var_name,
-    is_object_name, is_port_name,
+    ANNOTATIONS_MAX_BYTES, annotations_size, is_dns1123_label, is_env_var_name, is_object_name,
+    is_port_name,
 };
 
 /// The most findings one object's metadata, or one pod's names, give: a manifest may
