@@ -50,6 +50,13 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
     }
 }
 
+/// `text` in double quotes, cut to `max` characters, with everything but printable
+/// ASCII escaped (`\n`, `\"`, `\u{2028}`, `\u{e9}`): for a name that is wrong
+/// because of a character the reader could not otherwise see.
+pub fn quoted_ascii(text: &str, max: usize) -> String {
+    format!("\"{}\"", cut(text, max).escape_default())
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control() && c != '\t'
 }
@@ -57,6 +64,15 @@ fn needs_escape(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{cut, printable};
+
+    #[test]
+    fn quoted_ascii_shows_what_cannot_be_seen() {
+        assert_eq!(
+            super::quoted_ascii("a\u{2028}b \"c\"\n", 80),
+            r#""a\u{2028}b \"c\"\n""#
+        );
+        assert_eq!(super::quoted_ascii("abcd", 3), r#""abc\u{2026}""#);
+    }
 
     #[test]
     fn cut_counts_characters() {

@@ -60,6 +60,27 @@ const K8S_RESOURCE_REQUIREMENTS: &str = "https://github.com/kubernetes/kubernete
 /// Each request's and limit's value (ValidateResourceQuantityValue).
 const K8S_TOLERATIONS: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L4019-L4065";
 const K8S_RESOURCE_QUANTITY: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L7410-L7420";
+/// ValidateLabels: every label key a qualified name, every value a label value.
+const K8S_LABELS: &str = "https://github.com/kubernetes/apimachinery/blob/v0.33.3/pkg/apis/meta/v1/validation/validation.go#L104-L122";
+/// ValidateAnnotations and the 256 KiB total (TotalAnnotationSizeLimitB).
+const K8S_ANNOTATIONS: &str = "https://github.com/kubernetes/apimachinery/blob/v0.33.3/pkg/api/validation/objectmeta.go#L36-L67";
+/// ValidateVolumes: each volume's name a DNS-1123 label, never twice.
+const K8S_VOLUMES: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L409-L452";
+/// validateContainerCommon's name check; uniqueness in validateContainers (L3700-L3707)
+/// and validateInitContainers (L3568-L3574).
+const K8S_CONTAINER_NAMES: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L3614-L3621";
+/// validateContainerPorts: IsValidPortName, unique within a container.
+const K8S_PORT_NAMES: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L2577-L2592";
+/// ValidateEnv with IsRelaxedEnvVarName (the RelaxedEnvironmentVariableValidation gate,
+/// beta and on since 1.32).
+const K8S_ENV_NAMES: &str = "https://github.com/kubernetes/kubernetes/blob/v1.33.3/pkg/apis/core/validation/validation.go#L2616-L2637";
+/// The name formats of ConfigMaps, Secrets, ServiceAccounts and claims
+/// (NameIsDNSSubdomain), as envFrom, valueFrom and serviceAccountName are checked.
+const K8S_OBJECT_NAMES: &str =
+    "https://github.com/kubernetes/apimachinery/blob/v0.33.3/pkg/api/validation/generic.go#L36-L79";
+/// A custom resource's metadata on create: ValidateObjectMetaAccessor with
+/// NameIsDNSSubdomain.
+const K8S_CUSTOM_RESOURCE_META: &str = "https://github.com/kubernetes/apiextensions-apiserver/blob/v0.33.3/pkg/registry/customresource/validator.go#L53";
 
 /// Declares every rule once: each entry becomes a variant of `Rule` and, at the same
 /// index, its `RuleInfo` in `CATALOGUE` (the shape of ruff's `codes.rs`). The order of
@@ -127,8 +148,8 @@ rules! {
         "the job's namespace is not a DNS-1123 label", "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names",
         "The API server accepts only a namespace of at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit. rdmagen also names the job's output directory `<job>.<namespace>`, which relies on a namespace having no dot or slash.";
     InvalidEnvName "RDG114" Error false,
-        "an environment variable name is empty or contains `=`", "https://github.com/kubernetes/kubernetes/blob/v1.33.0/pkg/apis/core/validation/validation.go",
-        "A process environment is a list of `NAME=value` strings, so a name cannot be empty or hold `=`; the API server refuses such a name.";
+        "an environment variable name the API server refuses: empty, with `=`, or not printable ASCII", K8S_ENV_NAMES,
+        "A process environment is a list of `NAME=value` strings, so a name cannot be empty or hold `=`. Kubernetes 1.33 accepts any other printable ASCII character in a name or an envFrom prefix (IsRelaxedEnvVarName, behind the RelaxedEnvironmentVariableValidation gate, beta and on since 1.32): a tab, a line break, U+2028 or any other non-ASCII character is refused, and so is the pod. Checked in a job's and pool's `env`, and in every container of everything rendered or linted.";
     EnvValueFrom "RDG115" Error false,
         "an environment variable's valueFrom does not name exactly one source", "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#environment-variables",
         "valueFrom takes exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef; the API server refuses none or several.";
@@ -447,6 +468,27 @@ rules! {
     TolerationInvalid "RDG165" Error false,
         "a toleration the API server refuses", K8S_TOLERATIONS,
         "Kubernetes validates every toleration of a pod (ValidateTolerations): an empty key needs operator Exists (\"match all\"), Exists takes no value, Equal (or no operator) takes a label value (at most 63 characters: letters, digits, `-`, `_`, `.`), only Equal and Exists are operators, the key is a label key, the effect is NoSchedule, PreferNoSchedule or NoExecute, and tolerationSeconds needs effect NoExecute. A pod with a bad toleration is refused, so the operator never creates it; with podTemplate tolerations added to every pod, one bad item stops the whole job.";
+    LabelInvalid "RDG166" Error false,
+        "a label the API server refuses", K8S_LABELS,
+        "Kubernetes validates the labels of every object and pod template, and a pod's nodeSelector, with ValidateLabels: a key is a qualified name (`name` or `prefix/name`: the name at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit; the prefix a lowercase DNS subdomain of at most 253 characters), a value is empty or such a name. A value with a space, a colon or a line break (`\"a: b\\nc\"`), or one of 64 characters, gets the object refused: the job is never created, or its pods never are.";
+    AnnotationInvalid "RDG167" Error false,
+        "an annotation key the API server refuses, or annotations over 256 KiB", K8S_ANNOTATIONS,
+        "ValidateAnnotations checks each key as a qualified name after lowercasing it (so `Example.com/Note` is fine, `a b` is not) and refuses an object whose annotation keys and values add up to more than 262144 bytes (TotalAnnotationSizeLimitB). Values may hold anything. Checked on every object and pod template rendered or linted.";
+    VolumeNameInvalid "RDG168" Error false,
+        "a pod volume's name is not a DNS-1123 label, or repeats another volume's", K8S_VOLUMES,
+        "ValidateVolumes wants each volume name to be at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit, and unique in the pod; a container's volumeMounts refer to it by that name. `*Alias_Vol` or `data.v1` gets the pod refused. A job's and pool's own volumes that repeat a name are RDG110.";
+    ContainerNameInvalid "RDG169" Error false,
+        "a container name is not a DNS-1123 label, or repeats another container's", K8S_CONTAINER_NAMES,
+        "validateContainerCommon wants every container and init container name to be a DNS-1123 label (at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit), and validateContainers and validateInitContainers (L3568-L3574, L3700-L3707) want the names unique across both lists. A sidecar or init container from a job, a pool or a podTemplate overlay that breaks this gets every pod refused.";
+    PortNameInvalid "RDG170" Error false,
+        "a container port's name is not an IANA service name, or repeats one of the container's", K8S_PORT_NAMES,
+        "validateContainerPorts checks a named port with IsValidPortName (apimachinery validation.go L341-L369): 1 to 15 lowercase letters, digits and `-`, at least one letter, no `--`, no `-` at either end; and names must differ within a container. A Service's targetPort refers to it by name.";
+    ReferenceNameInvalid "RDG171" Error false,
+        "a claim, ConfigMap, Secret or ServiceAccount is referred to by a name no such object can have", K8S_OBJECT_NAMES,
+        "ConfigMaps, Secrets, ServiceAccounts and PersistentVolumeClaims are named by DNS-1123 subdomains (NameIsDNSSubdomain: at most 253 lowercase letters, digits, `-` and `.`). The API server refuses a pod whose serviceAccountName (ValidatePodSpec, validation.go L4282-L4286), envFrom configMapRef or secretRef (L2800-L2822; a trailing `-` is allowed there, as for a prefix) or valueFrom configMapKeyRef or secretKeyRef (L2866-L2899) is not one. A volume's claimName, configMap name or secretName is only checked to be non-empty (L928-L988), so such a pod is created and then waits forever for an object that cannot exist; rdmagen reports that too.";
+    ObjectNameInvalid "RDG172" Error false,
+        "an object's name is not a DNS-1123 subdomain", K8S_CUSTOM_RESOURCE_META,
+        "The API server validates the metadata of a custom resource on create (ValidateObjectMetaAccessor with NameIsDNSSubdomain): the name is at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit. Checked on TrainingRuntimes and ClusterTrainingRuntimes, whose CRDs add no rule of their own; a TrainJob's name is RDG150 (its CRD wants a DNS-1035 label) and a PyTorchJob's RDG007, both stricter.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
         "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";

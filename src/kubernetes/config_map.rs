@@ -17,6 +17,7 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value, json};
 
 use crate::kubernetes::definitions::{self, closure};
+use crate::kubernetes::names::is_dns1123_subdomain;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
@@ -73,7 +74,7 @@ pub fn problems(doc: &Value) -> Vec<String> {
         return out;
     }
     let name = doc["metadata"]["name"].as_str().unwrap_or("");
-    if !is_dns_subdomain(name) {
+    if !is_dns1123_subdomain(name) {
         out.push(format!(
             "/metadata/name: `{name}` is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most {MAX_NAME})"
         ));
@@ -104,21 +105,6 @@ pub fn problems(doc: &Value) -> Vec<String> {
         ));
     }
     out
-}
-
-/// A DNS-1123 subdomain: dot-separated labels of lowercase letters, digits and '-',
-/// each starting and ending with a letter or digit, at most 253 in all.
-fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        })
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! Label keys and values as Kubernetes validates them (k8s.io/apimachinery v0.33,
 //! `pkg/util/validation/validation.go`): `IsQualifiedName` (L41-L69), `IsValidLabelValue`
-//! (L165-L174) and `IsDNS1123Subdomain` (L219-L230). A toleration's key is a label key
+//! (L165-L174), the prefix an `IsDNS1123Subdomain` (`kubernetes::names`). A toleration's key is a label key
 //! and its value a label value (ValidateTolerations).
+
+use super::names::is_dns1123_subdomain;
 
 /// qualifiedNameMaxLength (L33) and LabelValueMaxLength (L158).
 const NAME_MAX: usize = 63;
-/// DNS1123SubdomainMaxLength (L212).
-const SUBDOMAIN_MAX: usize = 253;
 
 /// qualifiedNameFmt (L29-L31): alphanumeric at both ends, `-`, `_` and `.` inside.
 fn is_name_part(name: &str) -> bool {
@@ -19,27 +19,20 @@ fn is_name_part(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// IsDNS1123Subdomain: lowercase DNS labels joined by dots, at most 253 characters.
-fn is_dns_subdomain(text: &str) -> bool {
-    text.len() <= SUBDOMAIN_MAX
-        && text.split('.').all(|label| {
-            !label.is_empty()
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        })
-}
-
 /// IsQualifiedName: `name` or `prefix/name`, the prefix a DNS subdomain.
 pub fn is_label_key(key: &str) -> bool {
     match key.split_once('/') {
         None => is_name_part(key),
         Some((prefix, name)) => {
-            !name.contains('/') && is_dns_subdomain(prefix) && is_name_part(name)
+            !name.contains('/') && is_dns1123_subdomain(prefix) && is_name_part(name)
         }
     }
+}
+
+/// An annotation key (apimachinery pkg/api/validation/objectmeta.go L44-L51): a
+/// qualified name "except that case doesn't matter", so it is lowercased first.
+pub fn is_annotation_key(key: &str) -> bool {
+    is_label_key(&key.to_lowercase())
 }
 
 /// IsValidLabelValue: empty, or a name part.
@@ -61,6 +54,32 @@ mod tests {
             "", "-a", "a-", "/a", "a/", "a/b/c", "Ex.com/a", "a b", &long,
         ] {
             assert!(!is_label_key(bad), "{bad}");
+        }
+    }
+
+    /// The edges of IsQualifiedName: a 63-character name part and a 253-character
+    /// prefix fit, one more does not; the prefix is lowercase, the name need not be.
+    #[test]
+    fn label_key_lengths_and_prefixes() {
+        let name = "N".repeat(63);
+        assert!(is_label_key(&name));
+        assert!(!is_label_key(&format!("{name}x")));
+        let prefix = format!("{}.{}", "a".repeat(63), "b".repeat(189));
+        assert_eq!(prefix.len(), 253);
+        assert!(is_label_key(&format!("{prefix}/{name}")));
+        assert!(!is_label_key(&format!("{prefix}c/x")));
+        assert!(!is_label_key("Example.com/x"));
+        assert!(!is_label_key("-a.com/x"));
+        assert!(!is_label_key("a.com/_x"));
+        assert!(is_label_key("a.com/x_y"));
+    }
+
+    #[test]
+    fn annotation_keys_ignore_case() {
+        assert!(is_annotation_key("Example.COM/Note"));
+        assert!(is_annotation_key("rdmagen.io/ignore"));
+        for bad in ["", "a b", "/x", "a/b/c", "x/", &"a".repeat(64)] {
+            assert!(!is_annotation_key(bad), "{bad}");
         }
     }
 

@@ -1,6 +1,6 @@
 //! Kubernetes itself, as data: the vendored core/v1 definitions of a pinned release,
 //! strict schemas made from them, the strategic merge they describe, and the naming
-//! rules for objects and namespaces.
+//! rules for objects, namespaces, labels and the names inside a pod.
 
 pub mod config_map;
 pub mod definitions;
@@ -8,6 +8,7 @@ pub mod input_schema;
 pub mod job_name;
 pub mod labels;
 pub mod merge;
+pub mod names;
 pub mod namespace;
 
 pub use definitions::KUBERNETES_VERSION;

@@ -5,6 +5,7 @@
 mod inputs;
 mod job;
 mod judge;
+mod name_location;
 mod parallel;
 mod partial;
 mod placement;

@@ -6,6 +6,7 @@ use crate::diagnostics::Rule;
 use crate::diagnostics::{Finding, Findings, Location};
 use crate::dockerfile;
 use crate::model::{JobDocument, Loaded, PoolDocument};
+use crate::pipeline::name_location;
 use crate::pipeline::rendered::{OutputFile, RenderedJob};
 use crate::plan::Plan;
 use crate::render::{self, Renderer};
@@ -25,13 +26,14 @@ pub(super) fn render_one(
     findings: &mut Findings,
 ) -> Option<RenderedJob> {
     let at = job.doc.locate(&[]);
-    // Whether the problems found in `file` stop the job.
-    let mut stops = |file: &str, problems: Vec<Finding>| {
+    // Whether the problems found in `file` (rendered as `text`) stop the job.
+    let mut stops = |file: &str, text: &str, problems: Vec<Finding>| {
         let from = findings.len();
         for mut p in problems {
             p.message = format!("rendered {file}: {}", p.message);
             let input = overlay_location(&p, plan, job, pool)
-                .or_else(|| toleration_location(&p, plan, job, pool));
+                .or_else(|| toleration_location(&p, plan, job, pool))
+                .or_else(|| name_location::written(&p, text, &[&job.doc, &pool.doc]));
             p.location = Some(input.unwrap_or_else(|| at.clone()));
             findings.add(p);
         }
@@ -53,11 +55,11 @@ pub(super) fn render_one(
             Err(e) => {
                 // Nothing was rendered to write, whatever the rule's level.
                 let failed = Finding::new(Rule::TemplateError, format!("{template}: {e}"), None);
-                stops(file, vec![failed]);
+                stops(file, "", vec![failed]);
                 return None;
             }
         };
-        if stops(file, check(verifier, &text, plan)) {
+        if stops(file, &text, check(verifier, &text, plan)) {
             return None;
         }
         files.push(OutputFile {
@@ -79,7 +81,7 @@ pub(super) fn render_one(
                     )
                 })
                 .collect();
-            if stops("Dockerfile", problems) {
+            if stops("Dockerfile", &text, problems) {
                 return None;
             }
         }

@@ -69,6 +69,7 @@ pub(super) fn runtimes(
         };
         let file = format!("{RUNTIMES_DIR}/{name}.yaml");
         let at = pool.doc.locate(&[]);
+        let mut rendered_text = String::new();
         let mut problems: Vec<Finding> =
             match renderer.render(render::TRAINING_RUNTIME, "runtime", &runtime) {
                 Ok(text) => {
@@ -104,6 +105,7 @@ pub(super) fn runtimes(
                         planned.insert(name, runtime);
                         continue;
                     }
+                    rendered_text = text;
                     found
                 }
                 Err(e) => vec![Finding::new(
@@ -114,7 +116,8 @@ pub(super) fn runtimes(
             };
         for p in &mut problems {
             p.message = format!("rendered {file}: {}", p.message);
-            p.location = Some(at.clone());
+            let written = super::name_location::written(p, &rendered_text, &[&pool.doc]);
+            p.location = Some(written.unwrap_or_else(|| at.clone()));
         }
         let from = total.findings.len();
         for p in problems {

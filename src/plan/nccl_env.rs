@@ -131,11 +131,14 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         let origin = sourced.origin;
         let mut at = origin.path("env");
         at.push(Seg::Key(&name));
-        if name.is_empty() || name.contains('=') {
+        if !crate::kubernetes::names::is_env_var_name(&name) {
             ctx.report_from(
                 origin,
                 Rule::InvalidEnvName,
-                format!("`{name}` is not a valid variable name"),
+                format!(
+                    "{} is not a variable name the API server accepts (printable ASCII other than `=`, not empty)",
+                    crate::diagnostics::escape::quoted_ascii(&name, 80)
+                ),
                 &at,
             );
             continue;

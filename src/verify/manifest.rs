@@ -10,7 +10,7 @@ use crate::model::target::OperatorGeneration;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::{Profile, is_rdma_resource, profile};
 
-use super::{resources, tolerations};
+use super::{names, resources, tolerations};
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.
@@ -151,6 +151,9 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
             out.push(Rule::InvalidJobName, message, "/metadata/name");
         }
     }
+    // The name is RDG007's, stricter than a custom resource's (names::custom_resource_name).
+    out.0
+        .extend(names::object_meta(&doc["metadata"], "/metadata"));
     for (role, replica) in replicas {
         let base = format!("/spec/pytorchReplicaSpecs/{role}");
         match role.as_str() {
@@ -184,6 +187,10 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
                 base.clone(),
             ),
         }
+        out.0.extend(names::object_meta(
+            &replica["template"]["metadata"],
+            &format!("{base}/template/metadata"),
+        ));
         pod(
             &mut out,
             &replica["template"]["spec"],
@@ -235,13 +242,15 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
     }
     out.0.extend(resources::check(pod, base));
     out.0.extend(tolerations::check(pod, base));
+    out.0.extend(names::pod(pod, base));
 }
 
 /// The rules of a training pod that hold wherever its template sits (a PyTorchJob
 /// replica, a Trainer runtime's replicated job, the pod a TrainJob gets from its
 /// runtime): hostNetwork and DNS, RDMA and IPC_LOCK, a memory-backed /dev/shm, every
-/// container's NCCL variables, and every container's requests and limits as the API
-/// server validates them (`resources`, also run on each PyTorchJob replica). `pod` is a pod spec at `base` (a JSON Pointer);
+/// container's NCCL variables, and every container's requests and limits, the
+/// tolerations and the names as the API server validates them (`resources`,
+/// `tolerations`, `names`, also run on each PyTorchJob replica). `pod` is a pod spec at `base` (a JSON Pointer);
 /// `peer` is the name the pods resolve to reach rank 0.
 pub(crate) fn pod_shape(
     pod: &Value,
@@ -260,6 +269,7 @@ pub(crate) fn pod_shape(
     }
     out.0.extend(resources::check(pod, base));
     out.0.extend(tolerations::check(pod, base));
+    out.0.extend(names::pod(pod, base));
     out.0
 }
 

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::diagnostics::Finding;
+
 /// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
 pub(crate) fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
@@ -38,4 +40,54 @@ pub(crate) fn quoted(value: &Value) -> String {
 
 pub(crate) fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
+}
+
+/// The first `max` of `found`, the last saying how many more there were `about` (a
+/// subject: "this container's resources"). A manifest may hold tens of thousands of
+/// keys, and each finding is located in the file and printed.
+pub(crate) fn capped(mut found: Vec<Finding>, max: usize, about: &str) -> Vec<Finding> {
+    let more = found.len().saturating_sub(max);
+    found.truncate(max);
+    say_more(&mut found, more, about);
+    found
+}
+
+fn say_more(found: &mut [Finding], more: usize, about: &str) {
+    if let Some(last) = found.last_mut().filter(|_| more > 0) {
+        last.message
+            .push_str(&format!(" ({more} more findings about {about} not shown)"));
+    }
+}
+
+/// Findings kept as [`capped`] keeps them, for a check that may find very many: one
+/// past the cap is counted, never made (100 000 bad labels made 200 000 messages only
+/// to drop them).
+pub(crate) struct Bounded {
+    found: Vec<Finding>,
+    more: usize,
+    max: usize,
+}
+
+impl Bounded {
+    pub(crate) fn new(max: usize) -> Self {
+        Bounded {
+            found: Vec::new(),
+            more: 0,
+            max,
+        }
+    }
+
+    pub(crate) fn push(&mut self, make: impl FnOnce() -> Finding) {
+        if self.found.len() < self.max {
+            self.found.push(make());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The findings, the last saying how many more there were `about`.
+    pub(crate) fn finish(mut self, about: &str) -> Vec<Finding> {
+        say_more(&mut self.found, self.more, about);
+        self.found
+    }
 }

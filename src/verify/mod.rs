@@ -8,6 +8,7 @@
 pub mod lint;
 pub mod manifest;
 mod message;
+pub(crate) mod names;
 mod resources;
 pub mod storage;
 mod tolerations;

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::message::{pointer_segment, quoted};
+use super::message::{capped, pointer_segment, quoted};
 use crate::diagnostics::{Finding, Rule};
 use crate::plan::quantity::Exact;
 
@@ -46,17 +46,12 @@ pub(crate) fn check(pod: &Value, base: &str) -> Vec<Finding> {
         let containers = pod[list].as_array().map(Vec::as_slice).unwrap_or_default();
         for (i, container) in containers.iter().enumerate() {
             let at = format!("{base}/{list}/{i}/resources");
-            let mut found = requirements(&container["resources"], &at, container);
-            if found.len() > MAX_FINDINGS_PER_CONTAINER {
-                let more = found.len() - MAX_FINDINGS_PER_CONTAINER;
-                found.truncate(MAX_FINDINGS_PER_CONTAINER);
-                if let Some(last) = found.last_mut() {
-                    last.message.push_str(&format!(
-                        " ({more} more findings about this container's resources not shown)"
-                    ));
-                }
-            }
-            out.extend(found);
+            let found = requirements(&container["resources"], &at, container);
+            out.extend(capped(
+                found,
+                MAX_FINDINGS_PER_CONTAINER,
+                "this container's resources",
+            ));
         }
     }
     out

@@ -28,6 +28,7 @@ use crate::model::target::Version;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::is_rdma_resource;
 use crate::verify::manifest::{self, ManifestFacts};
+use crate::verify::names;
 use crate::verify::trainer_crd::{self, API_VERSION, TrainerKind};
 use crate::yaml::tree::Document;
 
@@ -170,6 +171,13 @@ fn judge_values(
             _ => runtime(value, release, facts),
         };
         out.extend(findings.into_iter().map(|f| (i, f)));
+        // A TrainJob's CRD holds its name to a DNS-1035 label (RDG150), stricter.
+        let meta = &value["metadata"];
+        let name = names::custom_resource_name(meta, "/metadata").filter(|_| kind.is_runtime());
+        let names = name
+            .into_iter()
+            .chain(names::object_meta(meta, "/metadata"));
+        out.extend(names.map(|f| (i, f)));
     }
     out
 }
@@ -317,6 +325,17 @@ fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<F
     // only, so pointers into `kept` are pointers into `doc`.
     let kept = trainer_crd::prune(doc, release.version);
     for (i, job) in items(replicated_jobs(&kept)) {
+        // The Job template's metadata and its pod template's: the JobSet controller
+        // creates a Job and the Job controller pods from them.
+        let job_template = format!("/spec/template/spec/replicatedJobs/{i}/template");
+        out.extend(names::object_meta(
+            &job["template"]["metadata"],
+            &format!("{job_template}/metadata"),
+        ));
+        out.extend(names::object_meta(
+            &job["template"]["spec"]["template"]["metadata"],
+            &format!("{job_template}/spec/template/metadata"),
+        ));
         let pod = pod_of(job);
         if pod.is_object() {
             out.extend(pod_shape(pod, &pod_pointer(i), PEER, facts));

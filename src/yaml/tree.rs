@@ -142,6 +142,34 @@ impl Document {
         self.locate(&path)
     }
 
+    /// Where the first scalar (in source order) that reads `text` is written: a
+    /// mapping key only, with `keys_only`, else a key or a value. For a rendered value
+    /// whose path the input does not share: a name rdmagen copied verbatim from the
+    /// job or pool is found where it was written.
+    pub fn find_scalar(&self, text: &str, keys_only: bool) -> Option<Location> {
+        // (node, whether it is a key); a stack rather than recursion: a document may
+        // nest deeply.
+        let mut stack = vec![(&self.root, false)];
+        while let Some((node, is_key)) = stack.pop() {
+            match &node.kind {
+                NodeKind::Scalar { text: t, .. } if t == text && (is_key || !keys_only) => {
+                    return Some(self.location(node.line, node.column));
+                }
+                NodeKind::Scalar { .. } => {}
+                NodeKind::Sequence(items) => stack.extend(items.iter().rev().map(|i| (i, false))),
+                NodeKind::Mapping(entries) => {
+                    stack.extend(
+                        entries
+                            .iter()
+                            .rev()
+                            .flat_map(|(k, v)| [(v, false), (k, true)]),
+                    );
+                }
+            }
+        }
+        None
+    }
+
     pub fn location(&self, line: usize, column: usize) -> Location {
         Location {
             file: self.file.clone(),

@@ -1,7 +1,7 @@
 //! User text that tries to take over the log: control characters, workflow commands
 //! and very long lines in inputs and golden files (issue 10, defects 8 and 11).
 
-use crate::support::{rdmagen, text};
+use crate::support::{rdmagen, rdmagen_in, text};
 
 /// A job whose name decodes to ESC, LF, CR and NUL: a raw print would colour the
 /// terminal and start a `::error` workflow command on a line of its own.
@@ -235,4 +235,231 @@ spec:
   replicas = Master 1, Worker 0: 1 node(s): the operator requires exactly one Master; the others are Workers (none here)
 "
     );
+}
+
+/// The pool the name reproducers below render on.
+const NAMES_POOL: &str = "apiVersion: rdmagen/v1alpha1
+kind: Pool
+metadata: {name: p}
+spec:
+  gpu: {perNode: 8}
+  network: {fabric: roce, hcas: [mlx5_1, mlx5_2], socketIfname: eth0, gidIndex: 3}
+";
+
+/// A job on NAMES_POOL with `metadata` after its name and `spec` at the end of its spec.
+fn names_job(metadata: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {{name: j{metadata}}}
+spec:
+  pool: p
+  image: img:1
+  nodes: 2
+  gpusPerNode: 8
+  script: t.py
+{spec}"
+    )
+}
+
+/// Issue 22 item 7: a label value, a volume name, a claim name, a serviceAccountName
+/// and an env name that the API server refuses (or, for the claim, that no object can
+/// have). Each passed `validate` and `render` with exit 0; each is now an error at the
+/// line of the job that wrote it, once per replica whose pod holds it (the label also
+/// on the PyTorchJob itself), and `render -o` writes nothing.
+#[test]
+fn names_the_api_server_refuses_stop_validate_and_render() {
+    // (case, job metadata, job spec, (rule, line, column) of each finding, the first
+    // finding's message).
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        Vec<(&'static str, u64, u64)>,
+        &'static str,
+    );
+    let cases: [Case; 5] = [
+        (
+            "label",
+            r#", labels: {team: "a: b\nc"}"#,
+            "",
+            vec![("RDG166", 3, 30); 3],
+            r#"rendered pytorchjob.yaml: /metadata/labels/team: label "team" has the value "a: b\nc", which is not a label value (empty, or at most 63 letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); the API server refuses it"#,
+        ),
+        (
+            "volume",
+            "",
+            r#"  volumes: [{name: "*Alias_Vol", mountPath: /data, claim: data}]"#,
+            vec![("RDG168", 10, 20); 2],
+            r#"rendered pytorchjob.yaml: /spec/pytorchReplicaSpecs/Master/template/spec/volumes/1/name: volume name "*Alias_Vol" is not a DNS-1123 label (at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit); the API server refuses the pod"#,
+        ),
+        (
+            "claim",
+            "",
+            r#"  volumes: [{name: data, mountPath: /data, claim: "Not A Claim!"}]"#,
+            vec![("RDG171", 10, 51); 2],
+            r#"rendered pytorchjob.yaml: /spec/pytorchReplicaSpecs/Master/template/spec/volumes/1/persistentVolumeClaim/claimName: persistentVolumeClaim.claimName "Not A Claim!" is no PersistentVolumeClaim name (a DNS-1123 subdomain: at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit); the API server accepts the pod, which then waits forever for a PersistentVolumeClaim that cannot exist"#,
+        ),
+        (
+            "service account",
+            "",
+            r#"  serviceAccountName: "yes no""#,
+            vec![("RDG171", 10, 23); 2],
+            r#"rendered pytorchjob.yaml: /spec/pytorchReplicaSpecs/Master/template/spec/serviceAccountName: serviceAccountName "yes no" is no ServiceAccount name (a DNS-1123 subdomain: at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit); the API server refuses the pod"#,
+        ),
+        (
+            "env",
+            "",
+            r#"  env: {"A\u2028B": "1"}"#,
+            vec![("RDG114", 10, 9)],
+            r#""A\u{2028}B" is not a variable name the API server accepts (printable ASCII other than `=`, not empty)"#,
+        ),
+    ];
+    for (case, metadata, spec, expected, first_message) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("job.yaml"), names_job(metadata, spec)).unwrap();
+        std::fs::write(dir.path().join("pool.yaml"), NAMES_POOL).unwrap();
+        let out = rdmagen_in(
+            dir.path(),
+            &["validate", "job.yaml", "pool.yaml", "--format", "json"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{case}: {}", text(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let findings = doc["findings"].as_array().unwrap();
+        let found: Vec<(&str, u64, u64)> = findings
+            .iter()
+            .map(|f| {
+                assert_eq!(f["file"], "job.yaml", "{case}");
+                (
+                    f["rule"].as_str().unwrap(),
+                    f["line"].as_u64().unwrap(),
+                    f["column"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(found, expected, "{case}");
+        assert_eq!(findings[0]["message"], first_message, "{case}");
+        let out = rdmagen_in(
+            dir.path(),
+            &["render", "job.yaml", "pool.yaml", "-o", "out"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{case}");
+        assert!(out.stdout.is_empty(), "{case}");
+        assert!(!dir.path().join("out").exists(), "{case}: render wrote");
+    }
+}
+
+/// A PyTorchJob manifest whose metadata, pod spec, container and volumes end with the
+/// given lines (each indented already).
+fn names_manifest(metadata: &str, pod: &str, container: &str, volumes: &str) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: j
+{metadata}spec:
+  runPolicy: {{}}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+{pod}          containers:
+            - name: pytorch
+              image: img:1
+              command: [python, t.py]
+{container}              volumeMounts: [{{name: dshm, mountPath: /dev/shm}}]
+          volumes:
+            - {{name: dshm, emptyDir: {{medium: Memory}}}}
+{volumes}"
+    )
+}
+
+/// The same five names in a manifest `lint` reads: each passed with exit 0, and each is
+/// now one error at the manifest line that holds it (the whole output compared).
+#[test]
+fn names_the_api_server_refuses_fail_lint() {
+    let cases = [
+        (
+            names_manifest("  labels: {team: \"a: b\\nc\"}\n", "", "", ""),
+            r#"m.yaml:5:12: error[RDG166]: label "team" has the value "a: b\nc", which is not a label value (empty, or at most 63 letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); the API server refuses it"#,
+        ),
+        (
+            names_manifest(
+                "",
+                "",
+                "",
+                "            - {name: \"*Alias_Vol\", emptyDir: {}}\n",
+            ),
+            r#"m.yaml:20:16: error[RDG168]: volume name "*Alias_Vol" is not a DNS-1123 label (at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit); the API server refuses the pod"#,
+        ),
+        (
+            names_manifest(
+                "",
+                "",
+                "",
+                "            - {name: data, persistentVolumeClaim: {claimName: \"Not A Claim!\"}}\n",
+            ),
+            r#"m.yaml:20:52: error[RDG171]: persistentVolumeClaim.claimName "Not A Claim!" is no PersistentVolumeClaim name (a DNS-1123 subdomain: at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit); the API server accepts the pod, which then waits forever for a PersistentVolumeClaim that cannot exist"#,
+        ),
+        (
+            names_manifest("", "          serviceAccountName: \"yes no\"\n", "", ""),
+            r#"m.yaml:13:11: error[RDG171]: serviceAccountName "yes no" is no ServiceAccount name (a DNS-1123 subdomain: at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit); the API server refuses the pod"#,
+        ),
+        (
+            names_manifest(
+                "",
+                "",
+                "              env: [{name: \"A\\u2028B\", value: \"1\"}]\n",
+                "",
+            ),
+            r#"m.yaml:17:22: error[RDG114]: env name "A\u{2028}B" is not a variable name the API server accepts (printable ASCII other than `=`, not empty); it refuses the pod"#,
+        ),
+    ];
+    for (manifest, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.yaml"), &manifest).unwrap();
+        let out = rdmagen_in(dir.path(), &["lint", "m.yaml", "--format", "brief"]);
+        assert_eq!(text(&out.stdout), format!("{expected}\n"), "{manifest}");
+        assert_eq!(text(&out.stderr), "error: 1 finding fail the run\n");
+        assert_eq!(out.status.code(), Some(1));
+    }
+}
+
+/// A name from the pool's jobDefaults or a podTemplate overlay is placed in the file
+/// and at the line that wrote it, not at the job's first line.
+#[test]
+fn a_bad_name_is_placed_where_the_pool_or_overlay_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = format!("{NAMES_POOL}  jobDefaults:\n    labels: {{\"bad key!\": x}}\n");
+    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    let overlay = "  podTemplate:
+    spec:
+      containers:
+        - {name: Side_Car, image: x}
+";
+    std::fs::write(dir.path().join("job.yaml"), names_job("", overlay)).unwrap();
+    let out = rdmagen_in(
+        dir.path(),
+        &["validate", "job.yaml", "pool.yaml", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(&str, &str, u64, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["file"].as_str().unwrap(),
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut expected = vec![("RDG169", "job.yaml", 13, 18); 2];
+    expected.extend([("RDG166", "pool.yaml", 8, 14); 3]);
+    assert_eq!(found, expected);
 }

@@ -125,13 +125,15 @@ fn user_templates_replace_built_in_ones_and_are_verified() {
     std::fs::create_dir(&custom).unwrap();
     let with_label = builtin.replace(
         "  name: {{ job.name }}\n",
-        "  name: {{ job.name }}\n  labels:\n    owner: {{ \"ml: platform\" }}\n",
+        "  name: {{ job.name }}\n  labels:\n    owner: {{ \"true\" }}\n",
     );
     assert_ne!(with_label, builtin);
     std::fs::write(custom.join("pytorchjob.yaml.j2"), with_label).unwrap();
     let out = rdmagen(&["render", &input, "--templates", custom.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("    owner: \"ml: platform\"\n"));
+    // Quoted, or YAML would read the label value as a boolean (and "ml: platform",
+    // once the value here, is no label value: RDG166).
+    assert!(text(&out.stdout).contains("    owner: \"true\"\n"));
 
     // A template that changes the environment is caught by verification.
     let broken = dir.path().join("broken");
