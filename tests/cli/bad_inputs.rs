@@ -368,3 +368,102 @@ fn no_source_waives_a_rule_that_guards_what_is_written() {
         }
     }
 }
+
+// ------------------------------------------- a configuration against --deny-warnings
+
+/// A repository holding a job with one warning (RDG018, shm above the memory limit)
+/// and `.rdmagen.yaml` holding `config`.
+fn repository_with_a_warning(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::copy(
+        root().join("tests/bad/shm-above-memory.yaml"),
+        dir.path().join("job.yaml"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".rdmagen.yaml"), config).unwrap();
+    dir
+}
+
+/// A pull request's `.rdmagen.yaml` turned CI's `validate --deny-warnings` from exit
+/// 1 into exit 0 with "0 warnings" (issue 22, item 6). The flag is CI's: what the file
+/// hides or grades info still counts, and the summary says what that was.
+#[test]
+fn a_configuration_cannot_hide_a_warning_from_deny_warnings() {
+    for (config, shown, summary) in [
+        (
+            "minSeverity: error\n",
+            "",
+            "0 errors, 0 warnings, 0 infos; 1 warning below minSeverity, not shown",
+        ),
+        (
+            "rules: {RDG018: off}\n",
+            "",
+            "0 errors, 0 warnings, 0 infos; 1 warning turned off by .rdmagen.yaml",
+        ),
+        (
+            "overrides: [{files: [\"*.yaml\"], rules: {RDG018: off}}]\n",
+            "",
+            "0 errors, 0 warnings, 0 infos; 1 warning turned off by .rdmagen.yaml",
+        ),
+        (
+            "rules: {RDG018: info}\n",
+            "info[RDG018]: shm is `600Gi` but the pod's memory limit is `512Gi`: /dev/shm is capped by it and counts toward it, so the pod is OOM-killed first
+  --> job.yaml:12:3
+   |
+12 |   shm: 600Gi
+   |   ^
+   = RDG018: /dev/shm is larger than the pod's memory limit (source: https://kubernetes.io/docs/concepts/storage/volumes/#emptydir)
+
+",
+            "0 errors, 0 warnings, 1 info; 1 warning graded info by .rdmagen.yaml",
+        ),
+    ] {
+        let dir = repository_with_a_warning(config);
+        let hidden = summary.split_once("; ").unwrap().1;
+        let out = crate::support::rdmagen_in(dir.path(), &["validate", "job.yaml", "--deny-warnings"]);
+        assert_eq!(out.status.code(), Some(1), "{config}{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), shown, "{config}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "1 job(s) checked: {summary}\nerror: 1 finding fail the run (counted by --deny-warnings: {hidden})\n"
+            ),
+            "{config}"
+        );
+        // render says why nothing was written, though no finding is shown.
+        let out = crate::support::rdmagen_in(
+            dir.path(),
+            &["render", "job.yaml", "--deny-warnings", "--format", "brief"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{config}");
+        assert_eq!(text(&out.stdout), "");
+        assert!(
+            text(&out.stderr).ends_with(&format!(
+                "error: 1 finding fail the run (counted by --deny-warnings: {hidden}); nothing was written\n"
+            )),
+            "{config}{}",
+            text(&out.stderr)
+        );
+        // Without the flag the file decides, as before.
+        let out = crate::support::rdmagen_in(dir.path(), &["validate", "job.yaml"]);
+        assert_eq!(out.status.code(), Some(0), "{config}");
+    }
+}
+
+/// The command line is the CI owner's: its `--disable` and `--min-severity` hide a
+/// warning from `--deny-warnings` as they always did.
+#[test]
+fn the_command_line_still_hides_what_it_turns_off() {
+    let dir = repository_with_a_warning("");
+    for flags in [&["--disable", "RDG018"][..], &["--min-severity", "error"]] {
+        let mut args = vec!["validate", "job.yaml", "--deny-warnings"];
+        args.extend_from_slice(flags);
+        let out = crate::support::rdmagen_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{flags:?}");
+        assert_eq!(
+            text(&out.stderr),
+            "1 job(s) checked: 0 errors, 0 warnings, 0 infos\n"
+        );
+    }
+}
