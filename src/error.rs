@@ -24,6 +24,10 @@ pub enum Error {
         errors: usize,
         code: i32,
         consequence: &'static str,
+        /// What the configuration file hid that `--deny-warnings` counted among
+        /// `errors` (`1 warning below minSeverity, not shown`), so that a run failed by
+        /// findings nobody sees says what they were.
+        hidden: Vec<String>,
         /// The findings were printed as JSON or annotations: no trailing prose.
         quiet: bool,
     },
@@ -58,12 +62,19 @@ impl fmt::Display for Error {
             Error::Findings {
                 errors,
                 consequence,
+                hidden,
                 ..
-            } => write!(
-                f,
-                "{errors} finding{} fail the run{consequence}",
-                if *errors == 1 { "" } else { "s" }
-            ),
+            } => {
+                write!(
+                    f,
+                    "{errors} finding{} fail the run",
+                    if *errors == 1 { "" } else { "s" }
+                )?;
+                if !hidden.is_empty() {
+                    write!(f, " (counted by --deny-warnings: {})", hidden.join("; "))?;
+                }
+                f.write_str(consequence)
+            }
         }
     }
 }

@@ -511,7 +511,14 @@ impl Config {
         policy.overrides = self.overrides.clone();
         if let Some(floor) = &self.min_severity {
             policy.min_severity = floor.value;
+            policy.floor_from_config = true;
         }
+        policy.config_name = self
+            .file
+            .as_ref()
+            .and_then(|file| file.file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
         policy
     }
 
@@ -649,6 +656,7 @@ pub fn present_invalid(
         errors: invalid.findings.errors(),
         code: 2,
         consequence: ": the configuration is not valid, nothing was run",
+        hidden: Vec::new(),
         quiet: format.is_machine_read(),
     })
 }

@@ -50,13 +50,25 @@ pub fn verdict(
     consequence: &'static str,
     checking: bool,
 ) -> Result<(), Error> {
-    let warnings = findings.count(Severity::Warning);
+    // Under --deny-warnings every warning and error counts, whatever the configuration
+    // file hid or graded info: the flag is CI's, the file may be a pull request's.
+    let hidden = if args.deny_warnings {
+        findings.hidden()
+    } else {
+        0
+    };
+    let warnings = findings.count(Severity::Warning) + hidden;
     if findings.errors() == 0 && !(args.deny_warnings && warnings > 0) {
         return Ok(());
     }
     let denied = if args.deny_warnings { warnings } else { 0 };
     Err(Error::Findings {
         errors: findings.errors() + denied,
+        hidden: if hidden > 0 {
+            findings.hidden_by_config()
+        } else {
+            Vec::new()
+        },
         code: if findings.has_syntax_errors() || checking {
             2
         } else {

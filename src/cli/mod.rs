@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the one place that writes to the
 //! terminal. Library code returns data; these modules print it.
 
+mod ci_log;
 mod completions;
 mod config;
 mod detect;
@@ -106,27 +107,24 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-/// Whether stdout and stderr are terminals (false in tests), and whether stderr is
-/// redirected to a file.
+/// Whether stdout and stderr are terminals (false in tests), and whether the run is
+/// on GitHub Actions.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub stdout: bool,
     pub stderr: bool,
-    /// `2> report.sarif`: what goes there never reaches a CI log.
-    pub stderr_is_file: bool,
+    /// `GITHUB_ACTIONS=true`: the runner reads workflow commands from the output.
+    pub github_actions: bool,
 }
 
 /// Parse `args`, run the command, print to the process's stdout/stderr; the exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let stderr_is_file = rustix::fs::fstat(&stderr).is_ok_and(|stat| {
-        rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile
-    });
     let terminal = Terminal {
         stdout: stdout.is_terminal(),
         stderr: stderr.is_terminal(),
-        stderr_is_file,
+        github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
     };
     run(args, &mut stdout.lock(), &mut stderr.lock(), terminal)
 }
@@ -139,8 +137,13 @@ pub fn run(
     terminal: Terminal,
 ) -> ExitCode {
     let stdout_gone = Cell::new(false);
-    let mut out = StdStream::stdout(out, &stdout_gone);
-    let mut err = StdStream::stderr(err, &stdout_gone);
+    let mut std_out = StdStream::stdout(out, &stdout_gone);
+    let mut std_err = StdStream::stderr(err, &stdout_gone);
+    // Until the command is known, both streams carry prose (clap's messages).
+    let prose_out = Cell::new(terminal.github_actions);
+    let prose_err = Cell::new(terminal.github_actions);
+    let mut out = ci_log::Inert::new(&mut std_out, &prose_out);
+    let mut err = ci_log::Inert::new(&mut std_err, &prose_err);
     let mut io = Streams {
         out: &mut out,
         err: &mut err,
@@ -149,16 +152,40 @@ pub fn run(
     let parsed = Cli::command()
         .try_get_matches_from(args)
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let inert = |command: &Command| {
+        let (out, err) = command.prose_streams();
+        prose_out.set(terminal.github_actions && out);
+        prose_err.set(terminal.github_actions && err);
+    };
     let ended = match parsed {
-        Ok((mut cli, matches)) => match configure(&mut cli, &matches, &mut io) {
-            Ok(()) => run_parsed(&cli, &mut io),
-            Err(ended) => ended,
-        },
+        Ok((mut cli, matches)) => {
+            inert(&cli.command);
+            match configure(&mut cli, &matches, &mut io) {
+                Ok(()) => {
+                    // The configuration may have changed the format.
+                    inert(&cli.command);
+                    let ended = run_command(&cli, &mut io);
+                    exit::tell(Ended::Ran(ended), &mut io, cli.command.report())
+                }
+                Err(ended) => ended,
+            }
+        }
         Err(e) => exit::tell(Ended::Arguments(e), &mut io, None),
     };
-    let ended = match io.out.flush() {
+    let ended = match out.finish() {
         Ok(()) => ended,
-        Err(e) => exit::tell(Ended::Ran(Err(stdout(e))), &mut io, None),
+        Err(e) => {
+            let mut io = Streams {
+                out: &mut out,
+                err: &mut err,
+                terminal,
+            };
+            exit::tell(Ended::Ran(Err(stdout(e))), &mut io, None)
+        }
+    };
+    let ended = match err.finish() {
+        Ok(()) => ended,
+        Err(e) => Ended::Ran(Err(stderr(e))),
     };
     exit::code(&ended)
 }
@@ -258,62 +285,34 @@ fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Resul
     Ok(())
 }
 
-/// Run a command and say how it ended, framed for GitHub Actions when on it.
-fn run_parsed(cli: &Cli, io: &mut Streams<'_>) -> Ended {
-    let paused = match pause_workflow_commands(&cli.command, io) {
-        Ok(paused) => paused,
-        Err(e) => return Ended::Ran(Err(stderr(e))),
-    };
-    let ended = exit::tell(Ended::Ran(run_command(cli, io)), io, cli.command.report());
-    let Some(token) = paused else {
-        return ended;
-    };
-    // Everything printed goes before the runner reads commands again.
-    let resumed = io
-        .out
-        .flush()
-        .map_err(stdout)
-        .and_then(|()| writeln!(io.err, "::{token}::").map_err(stderr));
-    match resumed {
-        Ok(()) => ended,
-        Err(e) => Ended::Ran(Err(e)),
-    }
-}
-
-/// GitHub Actions runs the workflow commands it finds in a step's output: `::cmd::`
-/// at the start of a line (after any spaces) and the older `##[cmd]` anywhere. What
-/// rdmagen prints quotes the repository (a golden file's lines in a diff, file names,
-/// values), which escaping control characters alone cannot make inert. So on Actions
-/// (`GITHUB_ACTIONS=true`) the run's output is framed by `::stop-commands::TOKEN` and
-/// `::TOKEN::`, GitHub's own way to print untrusted text, on stderr (never a data
-/// stream), with a token nobody can guess. `--format github` is left alone: its
-/// annotations are meant to be read, and their text is percent-encoded. Nor is a
-/// stderr redirected to a file (`render --format sarif 2> report.sarif`): the runner
-/// never reads it, and the frame would break the report.
-fn pause_workflow_commands(
-    command: &Command,
-    io: &mut Streams<'_>,
-) -> std::io::Result<Option<String>> {
-    use std::hash::{BuildHasher, Hasher};
-    let on_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    if !on_actions || command.format() == Some(Format::Github) || io.terminal.stderr_is_file {
-        return Ok(None);
-    }
-    let err = &mut *io.err;
-    // RandomState is keyed from the OS's random source, once per process.
-    let random = std::collections::hash_map::RandomState::new();
-    let token: String = (0..2u64)
-        .map(|i| {
-            let mut h = random.build_hasher();
-            h.write_u64(i);
-            format!("{:016x}", h.finish())
-        })
-        .collect();
-    writeln!(err, "::stop-commands::{token}")?;
-    Ok(Some(token))
-}
-
 impl Command {
+    /// Whether stdout and stderr carry text for people, which on GitHub Actions is made
+    /// inert ([`ci_log`]). A stream is data when it carries a manifest, a Dockerfile,
+    /// a schema, a script or a machine format: those writers escape workflow commands
+    /// as the same data, and `--format github` writes commands on purpose (their text
+    /// percent-encoded).
+    fn prose_streams(&self) -> (bool, bool) {
+        let machine = self.format().is_some_and(Format::is_machine_read);
+        let stdout_is_data = machine
+            || match self {
+                // Without -o the product is YAML; with it, stdout says what was done.
+                Command::Render(a) => a.output.is_none(),
+                Command::SmokeTest(a) => a.output.is_none(),
+                Command::Detect(_)
+                | Command::Dockerfile(_)
+                | Command::Schema(_)
+                | Command::Completions(_)
+                | Command::Man(_) => true,
+                _ => false,
+            };
+        // An error that ends a run goes to stderr as an `::error` annotation with
+        // --format github, and as the report's own document beside a product.
+        let stderr_is_data = machine
+            && (self.format() == Some(Format::Github)
+                || self.report().is_some_and(|r| r.on_stderr));
+        (!stdout_is_data, !stderr_is_data)
+    }
+
     /// How and where a command reports its findings, for the commands that take a
     /// format.
     fn report(&self) -> Option<exit::Report> {

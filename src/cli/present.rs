@@ -3,6 +3,7 @@
 use super::output_args::OutputArgs;
 use super::{Streams, exit, stderr, stdout};
 use crate::diagnostics::Findings;
+use crate::diagnostics::escape::printable;
 use crate::diagnostics::source::Sources;
 use crate::error::Error;
 use crate::golden::Comparison;
@@ -22,7 +23,16 @@ pub fn findings_as_product(
     let color = args.color.colored(io.terminal.stdout);
     output::findings(io.out, findings, sources, args.format, color).map_err(stdout)?;
     if args.format == Format::Human {
-        writeln!(io.err, "{what}: {}", output::human::summary(findings)).map_err(stderr)?;
+        let mut summary = output::human::summary(findings);
+        // What the configuration file hid counts under --deny-warnings: say so here,
+        // where "0 warnings" would otherwise read as a clean run.
+        if args.deny_warnings {
+            for hidden in findings.hidden_by_config() {
+                summary.push_str("; ");
+                summary.push_str(&hidden);
+            }
+        }
+        writeln!(io.err, "{what}: {}", printable(&summary)).map_err(stderr)?;
     }
     exit::verdict(findings, args, "", false)
 }

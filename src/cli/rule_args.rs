@@ -60,6 +60,7 @@ impl RuleArgs {
         }
         if let Some(floor) = self.min_severity {
             policy.min_severity = floor;
+            policy.floor_from_config = false;
         }
         policy
     }

@@ -58,7 +58,25 @@ pub fn quoted_ascii(text: &str, max: usize) -> String {
 }
 
 fn needs_escape(c: char) -> bool {
-    c.is_control() && c != '\t'
+    (c.is_control() && c != '\t') || is_bidi_control(c)
+}
+
+/// The characters that reorder how a line is shown without being shown themselves:
+/// the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+/// U+2066-U+2069, the "Trojan Source" characters, CVE-2021-42574) and the
+/// left-to-right, right-to-left and Arabic letter marks (U+200E, U+200F, U+061C). A
+/// job named with U+202E reads backwards from there on, in a terminal and in a CI
+/// log, so every format escapes them as it escapes control characters.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Whether `c` may stand before a workflow command at the start of a line: the
+/// Actions runner trims a line (any Unicode white space) before it looks for `::`.
+/// Counted generously, so that no white space is missed: anything but a visible
+/// ASCII character.
+pub fn may_precede_a_command(c: char) -> bool {
+    !c.is_ascii_graphic()
 }
 
 #[cfg(test)]
@@ -86,6 +104,14 @@ mod tests {
         assert_eq!(
             printable("a\n::add-mask::x\r\u{1b}[31m\u{0}\u{7f}\u{9b}\tb"),
             "a\\n::add-mask::x\\r\\u{1b}[31m\\u{0}\\u{7f}\\u{9b}\tb"
+        );
+    }
+
+    #[test]
+    fn bidi_controls_are_escaped() {
+        assert_eq!(
+            printable("job\u{202e}lmay.\u{2066}x\u{2069}\u{200f}\u{61c}é"),
+            "job\\u{202e}lmay.\\u{2066}x\\u{2069}\\u{200f}\\u{61c}é"
         );
     }
 

@@ -4,7 +4,7 @@
 //! capture readers at a line (a span at column 1).
 
 use crate::diagnostics::rule::{Rule, Severity};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::diagnostics::source::Location;
@@ -77,6 +77,10 @@ impl Finding {
 pub struct Findings {
     items: Vec<Finding>,
     pub(super) used_suppressions: BTreeSet<(Location, Rule)>,
+    /// Findings the catalogue or the command line grades warning or error that the
+    /// configuration file hid or graded info, by that grade and how (`turned off by
+    /// .rdmagen.yaml`): `--deny-warnings` still counts them.
+    hidden: BTreeMap<(Severity, String), usize>,
 }
 
 impl Findings {
@@ -135,6 +139,32 @@ impl Findings {
     pub fn extend(&mut self, other: Findings) {
         self.items.extend(other.items);
         self.used_suppressions.extend(other.used_suppressions);
+        for (key, count) in other.hidden {
+            *self.hidden.entry(key).or_default() += count;
+        }
+    }
+
+    /// Note one finding graded `severity` (by the catalogue or the command line) that
+    /// the configuration file hid, and `how`.
+    pub(super) fn hide(&mut self, severity: Severity, how: String) {
+        *self.hidden.entry((severity, how)).or_default() += 1;
+    }
+
+    /// How many findings the configuration file hid or graded info (see `hidden`).
+    pub fn hidden(&self) -> usize {
+        self.hidden.values().sum()
+    }
+
+    /// What the configuration file hid, one entry per grade and way:
+    /// `1 warning below minSeverity, not shown`.
+    pub fn hidden_by_config(&self) -> Vec<String> {
+        self.hidden
+            .iter()
+            .map(|((severity, how), count)| {
+                let plural = if *count == 1 { "" } else { "s" };
+                format!("{count} {severity}{plural} {how}")
+            })
+            .collect()
     }
 
     /// Count the suppressions `other` met as met here too (its findings stay there).
@@ -198,6 +228,7 @@ impl Findings {
         Findings {
             items,
             used_suppressions: BTreeSet::new(),
+            hidden: self.hidden.clone(),
         }
     }
 

@@ -140,6 +140,11 @@ pub struct Policy {
     pub overrides: Vec<PathOverride>,
     pub command_line: Levels,
     pub min_severity: Severity,
+    /// Whether `min_severity` is the configuration file's (`minSeverity`), not the
+    /// command line's: a pull request may have written it.
+    pub floor_from_config: bool,
+    /// The configuration file's name, to say what it hid (`.rdmagen.yaml`).
+    pub config_name: String,
     /// Whether the run writes output that waiving an error could change (render,
     /// validate, detect, dockerfile): then the rules `RuleInfo::configurable` refuses
     /// keep their level. lint and image-check only report, so there every rule but a
@@ -157,6 +162,8 @@ impl Default for Policy {
             overrides: Vec::new(),
             command_line: Levels::default(),
             min_severity: Severity::Info,
+            floor_from_config: false,
+            config_name: String::new(),
             renders: true,
         }
     }
@@ -212,6 +219,20 @@ impl Policy {
             .unwrap_or(Level::On(rule.info().severity))
     }
 
+    /// The grade of `rule` before the configuration file has its say (the command
+    /// line's level, else the catalogue's), when that grade is warning or error: what
+    /// `--deny-warnings` judges, whatever the file hides.
+    fn graded_before_config(&self, rule: Rule) -> Option<Severity> {
+        let level = self
+            .command_line
+            .get(rule)
+            .unwrap_or(Level::On(rule.info().severity));
+        match level {
+            Level::On(severity) if severity <= Severity::Warning => Some(severity),
+            _ => None,
+        }
+    }
+
     /// `file` (as findings name it: relative to the working directory, or absolute)
     /// relative to the root, or None when it is outside it.
     fn relative(&self, file: &str) -> Option<String> {
@@ -224,6 +245,12 @@ impl Policy {
     /// below the floor and those a suppression covers (noting it was used); re-grade the
     /// rest. Judging a finding twice changes nothing more. Returns the suppressions
     /// used here, each with the rule it suppressed.
+    ///
+    /// A warning or error (by the catalogue or the command line) that the
+    /// configuration file turns off, grades info or puts below its `minSeverity` is
+    /// also counted as hidden (`Findings::hidden`): the file may be a pull request's,
+    /// and `--deny-warnings` is CI's. A suppression at the line is not counted: it
+    /// sits in the diff beside what it waives, with its reason.
     pub fn apply(
         &self,
         findings: &mut Findings,
@@ -231,24 +258,48 @@ impl Policy {
         suppressions: &[&Suppressions],
     ) -> BTreeSet<(Location, Rule)> {
         let mut used = BTreeSet::new();
+        let mut hidden = Vec::new();
+        let by_config = |how: &str| format!("{how} by {}", self.config_name);
         findings.retain_from(from, |f| {
             if self.fixed(f.rule) {
                 return true;
             }
             let file = f.location.as_ref().map(|at| &*at.file);
-            match self.level(f.rule, file) {
-                Level::Off => return false,
-                Level::On(severity) => f.severity = severity,
-            }
+            let judged = self.graded_before_config(f.rule);
+            let graded_info = match self.level(f.rule, file) {
+                Level::Off => {
+                    hidden.extend(judged.map(|s| (s, by_config("turned off"))));
+                    return false;
+                }
+                Level::On(severity) => {
+                    // Only the first judging grades a finding info, so it is counted once.
+                    let graded = judged.is_some()
+                        && severity == Severity::Info
+                        && f.severity != Severity::Info;
+                    f.severity = severity;
+                    graded
+                }
+            };
             // A suppression is used whether or not the floor would hide the finding.
             if let Some(by) = suppressions.iter().find_map(|s| s.covering(f)) {
                 used.insert((by.clone(), f.rule));
                 return false;
             }
             // Severity orders Error < Warning < Info.
-            f.severity <= self.min_severity
+            let shown = f.severity <= self.min_severity;
+            if let Some(severity) = judged {
+                if graded_info {
+                    hidden.push((severity, by_config("graded info")));
+                } else if !shown && self.floor_from_config {
+                    hidden.push((severity, "below minSeverity, not shown".to_owned()));
+                }
+            }
+            shown
         });
         findings.used_suppressions.extend(used.iter().cloned());
+        for (severity, how) in hidden {
+            findings.hide(severity, how);
+        }
         used
     }
 

@@ -491,10 +491,10 @@ rules! {
         "The API server validates the metadata of a custom resource on create (ValidateObjectMetaAccessor with NameIsDNSSubdomain): the name is at most 253 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit. Checked on TrainingRuntimes and ClusterTrainingRuntimes, whose CRDs add no rule of their own; a TrainJob's name is RDG150 (its CRD wants a DNS-1035 label) and a PyTorchJob's RDG007, both stricter.";
     RenderedSchema "RDG090" Error false,
         "the rendered manifest does not match rdmagen's PyTorchJob schema", "schemas/pytorchjob.schema.json",
-        "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place.";
+        "Rendered output is parsed back and validated before anything is written. rdmagen's schema covers the PyTorchJob envelope (metadata, nprocPerNode, runPolicy, the Master and Worker replicas); each pod template is checked against Kubernetes' own schema (RDG095). With a custom template this usually means the template writes a field in the wrong place. Where rdmagen writes output this rule cannot be waived: a manifest it cannot read back as one PyTorchJob is one it cannot compare with the plan (RDG092).";
     RenderedFidelity "RDG092" Error false,
         "the rendered manifest does not carry a value the plan decided", "src/verify/mod.rs",
-        "After rendering, the image, command and every environment variable are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote.";
+        "After rendering, the image, command and every environment variable, and everything else the plan put in each pod template (the RDMA resource, IPC_LOCK, volumes and mounts, the GPU count), are read back and compared with the plan, so that no template or quoting mistake changes what the user wrote. A template may add a field; it may not drop or change one the plan decided. Where rdmagen writes output this rule cannot be turned off, re-graded or suppressed: a waiver would let a manifest other than the plan be written without a word.";
     TemplateError "RDG093" Error false,
         "a template failed to render", "templates/",
         "A template refers to an undefined value, has a syntax error, or hit a limit: one render may do at most 1 000 000 units of work (minijinja fuel, about one per instruction; a loop that does not end stops here) and write at most 1 MiB. Built-in templates never do; check templates given with --templates or --template.";
@@ -512,9 +512,12 @@ rules! {
 /// where it must not go: an invalid name, quantity or env entry, an RDMA request
 /// that contradicts the pool, a volume with no or two sources, a subPath with `..`),
 /// a podTemplate overlay that changes a decision (never merged), a template or pin
-/// file that produced nothing usable. Turning one off would change the output without
-/// a word, so they keep their level. Every other error is waived as written: a job
-/// whose NCCL_IB_TC breaks RDG020 gets exactly that NCCL_IB_TC.
+/// file that produced nothing usable, and rendered output that does not read back as
+/// the plan (RDG092) or cannot be read back as one manifest of rdmagen's shape at all
+/// (RDG090: then RDG092 could not look). Turning one off would change the output
+/// without a word, so they keep their level. Every other error is waived as written:
+/// a job whose NCCL_IB_TC breaks RDG020 gets exactly that NCCL_IB_TC, and with RDG095
+/// off a template may write a field newer than the vendored Kubernetes schema.
 const REFUSALS: &[Rule] = &[
     Rule::UnknownDocument,
     Rule::InputShape,
@@ -545,6 +548,8 @@ const REFUSALS: &[Rule] = &[
     Rule::NothingDetected,
     Rule::TrainerReleaseUnsupported,
     Rule::TrainerCannotCarry,
+    Rule::RenderedSchema,
+    Rule::RenderedFidelity,
 ];
 
 impl RuleInfo {

@@ -1,10 +1,12 @@
 //! One pretty-printed JSON document per run.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
 use super::comparison::{self, Labels};
+use crate::diagnostics::escape::is_bidi_control;
 use crate::diagnostics::{Finding, Findings, Severity};
 use crate::golden::semantic::Change;
 use crate::golden::{Comparison, Status};
@@ -13,10 +15,31 @@ use crate::golden::{Comparison, Status};
 /// raised when a field changes meaning or goes away; new fields do not raise it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Write `doc` pretty-printed, with a final line break.
+/// Write `doc` pretty-printed, with a final line break, and [`inert`].
 pub fn document(w: &mut dyn Write, doc: &Value) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, doc)?;
-    writeln!(w)
+    let text = serde_json::to_string_pretty(doc)?;
+    writeln!(w, "{}", inert(&text))
+}
+
+/// JSON `text` with bidirectional controls written as `\u202e` and `##[` as
+/// `#\u0023[`: the same document to any parser, but one that neither reorders what a
+/// reader of a log sees nor holds a GitHub workflow command. Both can only stand
+/// inside a string, where the escape is the same character; after a backslash that
+/// escapes, only `"\/bfnrtu` may follow, never `#`. A line of pretty-printed JSON
+/// starts with spaces and a bracket, a brace or a quote, so never with `::`.
+fn inert(text: &str) -> Cow<'_, str> {
+    if !text.contains("##[") && !text.chars().any(is_bidi_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.replace("##[", "#\\u0023[").chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::json::SCHEMA_VERSION;
+use crate::diagnostics::escape::{is_bidi_control, may_precede_a_command};
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Finding, Findings, Severity};
 
@@ -148,10 +149,41 @@ fn escape(s: &str, in_attribute: bool) -> String {
             '\n' | '\t' => out.push(c),
             // Forbidden in XML 1.0 (C0 controls, U+FFFE, U+FFFF) or unsafe in a log
             // that shows the report (DEL, C1 controls).
-            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {
+            c if c.is_control() || is_bidi_control(c) || c == '\u{fffe}' || c == '\u{ffff}' => {
                 out.extend(c.escape_default())
             }
             c => out.push(c),
+        }
+    }
+    inert(out)
+}
+
+/// `xml` with every GitHub workflow command made inert by a character reference,
+/// which means the same character to an XML parser: `##[` anywhere, and `::` where a
+/// line starts with it (after white space). A report is often printed into the CI
+/// log that a pull request's text could otherwise write commands into.
+fn inert(xml: String) -> String {
+    let xml = if xml.contains("##[") {
+        xml.replace("##[", "#&#35;[")
+    } else {
+        xml
+    };
+    if !xml.contains("::") {
+        return xml;
+    }
+    let mut out = String::with_capacity(xml.len() + 8);
+    for (i, line) in xml.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let lead = line.len() - line.trim_start_matches(may_precede_a_command).len();
+        match line[lead..].strip_prefix("::") {
+            Some(rest) => {
+                out.push_str(&line[..lead]);
+                out.push_str("&#58;:");
+                out.push_str(rest);
+            }
+            None => out.push_str(line),
         }
     }
     out

@@ -250,9 +250,16 @@ fn read(path: &Path) -> Result<String, Error> {
 fn comment(text: &str) -> Value {
     let clean: String = text
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() || crate::diagnostics::escape::is_bidi_control(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
-    Value::from_safe_string(clean)
+    // Nor can it hold a workflow command for a CI log the manifest is printed into.
+    Value::from_safe_string(clean.replace("##[", "# #["))
 }
 
 /// `value` as block YAML, each line indented by `indent` spaces, without a final
@@ -283,11 +290,18 @@ fn literal_block(text: &str, indent: usize) -> Value {
         && !body.is_empty()
         && !body.ends_with('\n')
         && !body.starts_with(' ')
+        // A line of a literal block is printed as it is: one that would be a GitHub
+        // workflow command in a CI log is quoted instead (see `quote`).
+        && !body.contains("##[")
         && body.split('\n').all(|line| {
-            !line.starts_with('\t')
+            !line
+                .trim_start_matches(crate::diagnostics::escape::may_precede_a_command)
+                .starts_with("::")
+                && !line.starts_with('\t')
                 && !line.ends_with([' ', '\t'])
                 && !line.chars().any(|c| {
                     (c.is_control() && c != '\t')
+                        || crate::diagnostics::escape::is_bidi_control(c)
                         || matches!(
                             c,
                             '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'

@@ -41,11 +41,19 @@ fn is_plain_safe(s: &str) -> bool {
 
 /// `s` as a YAML 1.2 double-quoted scalar (also read correctly by YAML 1.1 parsers
 /// such as go-yaml, which Kubernetes uses).
+///
+/// `##[` is written `#\u0023[`: the same string to a parser, but a manifest printed
+/// into a GitHub Actions log (`rdmagen render job.yaml` in CI) then holds no workflow
+/// command, however a pull request spelt its values. A quoted scalar stays on one
+/// line after its key or `- `, so it never starts a line with `::`.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    for (i, c) in s.char_indices() {
         match c {
+            '#' if s[..i].ends_with('#') && s[i + 1..].starts_with('[') => {
+                out.push_str("\\u0023");
+            }
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
@@ -67,6 +75,7 @@ fn needs_escape(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' | '\u{2028}' | '\u{2029}' | '\u{FEFF}'
         | '\u{FFFE}' | '\u{FFFF}')
+        || crate::diagnostics::escape::is_bidi_control(c)
 }
 
 #[cfg(test)]

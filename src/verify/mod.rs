@@ -465,7 +465,41 @@ fn fidelity(doc: &Value, plan: &Plan) -> Vec<Finding> {
             out.push(mismatch(&format!("{role} env"), &found_env));
         }
     }
+    // Everything else the plan put in the pod template must read back too: the RDMA
+    // resource, IPC_LOCK, volumes and mounts, the GPU count. A template may add a
+    // field (imagePullSecrets), never drop or change one the plan decided. Without
+    // this, a `--templates` override that dropped the RDMA resource and IPC_LOCK
+    // rendered a job without RDMA, and no rule said so.
+    for (role, replica) in specs {
+        for difference in plan::trainer::differences(&plan.pod.template, &replica["template"]) {
+            if let plan::trainer::Difference::Lost { path, want } = difference
+                && !read_back_above(&path)
+            {
+                out.push(problem(
+                    Rule::RenderedFidelity,
+                    format!(
+                        "{role} pod template: {path} does not read back as the plan's {}",
+                        quoted(&want)
+                    ),
+                ));
+            }
+        }
+    }
     out
+}
+
+/// Whether `path` (as [`plan::trainer::differences`] names it) is the training
+/// container's image, command or env, which [`fidelity`] names on its own.
+fn read_back_above(path: &str) -> bool {
+    let container = format!("spec.containers[{TRAINING_CONTAINER}].");
+    let Some(field) = path.strip_prefix(&container) else {
+        return false;
+    };
+    ["image", "command", "env"].iter().any(|name| {
+        field
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
 }
 
 #[cfg(test)]

@@ -463,3 +463,294 @@ fn a_bad_name_is_placed_where_the_pool_or_overlay_wrote_it() {
     expected.extend([("RDG166", "pool.yaml", 8, 14); 3]);
     assert_eq!(found, expected);
 }
+
+// ------------------------------------------------- the CI log is the runner's (issue 22)
+
+/// Where a stream of a run goes: a pipe (what the runner, `| tee` or `| kubectl`
+/// reads) or a regular file (`> report.txt`).
+#[derive(Clone, Copy, Debug)]
+enum To {
+    Pipe,
+    File,
+}
+
+/// Run `args` in `dir` with `GITHUB_ACTIONS=true`, stdout and stderr sent as `to`
+/// says; the exit code and both streams' text.
+fn on_actions(dir: &std::path::Path, args: &[&str], to: (To, To)) -> (Option<i32>, String, String) {
+    use std::process::Stdio;
+    let file = |name: &str, to: To| match to {
+        To::Pipe => Stdio::piped(),
+        To::File => Stdio::from(std::fs::File::create(dir.join(name)).unwrap()),
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .env("GITHUB_ACTIONS", "true")
+        .stdin(Stdio::null())
+        .stdout(file("stdout.txt", to.0))
+        .stderr(file("stderr.txt", to.1))
+        .output()
+        .unwrap();
+    let read = |bytes: &[u8], name: &str, to: To| match to {
+        To::Pipe => text(bytes),
+        To::File => std::fs::read_to_string(dir.join(name)).unwrap(),
+    };
+    (
+        out.status.code(),
+        read(&out.stdout, "stdout.txt", to.0),
+        read(&out.stderr, "stderr.txt", to.1),
+    )
+}
+
+/// Every way the two streams can go.
+const ROUTES: [(To, To); 4] = [
+    (To::Pipe, To::Pipe),
+    (To::File, To::Pipe),
+    (To::Pipe, To::File),
+    (To::File, To::File),
+];
+
+/// No workflow command in `text` as the runner finds them: `##[` anywhere, `::` at a
+/// line's start after white space (the runner trims any; counted generously here).
+fn assert_inert(text: &str, what: &str) {
+    assert!(
+        !text.contains("##["),
+        "{what}: `##[` reached the log:\n{text}"
+    );
+    for line in text.split(['\n', '\r']) {
+        let start = line.trim_start_matches(|c: char| !c.is_ascii_graphic());
+        assert!(
+            !start.starts_with("::"),
+            "{what}: a command line reached the log: {line:?}"
+        );
+    }
+}
+
+/// `nccl-log` echoes an HCA name from the log on stdout; on Actions it reached the
+/// runner unframed whenever stderr was a file (issue 22, item 4).
+#[test]
+fn nccl_log_on_actions_prints_no_workflow_command_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("run.log"),
+        "NCCL version 2.21.5+cuda12.4\n\
+         node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0##[error]x:1/IB [RO]; OOB eth0:10.0.0.1<0>\n\
+         node-a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
+    )
+    .unwrap();
+    for route in ROUTES {
+        let (code, stdout, stderr) = on_actions(dir.path(), &["nccl-log", "run.log"], route);
+        assert_eq!(code, Some(0), "{route:?}: {stderr}");
+        assert_eq!(
+            stdout,
+            "NCCL log verdict
+  transport    ib; NCCL network IB
+  RDMA         yes
+  GPUDirect    yes
+  NCCL         2.21.5+cuda12.4
+  HCAs         mlx5_0#\\u{23}[error]x
+  errors       0 kind(s) of error line
+",
+            "{route:?}"
+        );
+        assert_eq!(
+            stderr,
+            "1 file(s), 3 lines read: 0 errors, 0 warnings, 0 infos\n"
+        );
+    }
+}
+
+/// `render --check` and `diff` print a golden file's lines on stdout: a `##[` in one,
+/// and a `::error::` line kept as context (` ::error::…` after the diff's space).
+#[test]
+fn diffs_on_actions_print_no_workflow_command_from_a_golden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    for file in ["job.yaml", "pool.yaml"] {
+        std::fs::copy(
+            crate::support::root()
+                .join("examples/single-node")
+                .join(file),
+            repo.join(file),
+        )
+        .unwrap();
+    }
+    let render =
+        crate::support::rdmagen_in(repo, &["render", "job.yaml", "pool.yaml", "-o", "out"]);
+    assert!(render.status.success(), "{}", text(&render.stderr));
+    let golden = repo.join("out/debug-run/pytorchjob.yaml");
+    let rendered = std::fs::read_to_string(&golden).unwrap();
+    let hostile = format!("::error::pwned\n{rendered}# ##[add-mask]x\n");
+    std::fs::write(&golden, &hostile).unwrap();
+    std::fs::write(repo.join("a.yaml"), "  ::warning::context\na: 1\n").unwrap();
+    std::fs::write(
+        repo.join("b.yaml"),
+        "  ::warning::context\na: 2\n##[error]b\n",
+    )
+    .unwrap();
+    for route in ROUTES {
+        let check = ["render", "job.yaml", "pool.yaml", "-o", "out", "--check"];
+        let (code, stdout, stderr) = on_actions(repo, &check, route);
+        assert_eq!(code, Some(1), "{route:?}: {stderr}");
+        assert_inert(&stdout, "render --check stdout");
+        assert_inert(&stderr, "render --check stderr");
+        // A removed line starts with `-`, so only its `##[` needs rewriting.
+        assert!(
+            stdout.contains("\n-::error::pwned\n"),
+            "{route:?}: {stdout}"
+        );
+        assert!(
+            stdout.ends_with("\n-# #\\u{23}[add-mask]x\n"),
+            "{route:?}: {stdout}"
+        );
+
+        let (code, stdout, stderr) = on_actions(repo, &["diff", "a.yaml", "b.yaml"], route);
+        assert_eq!(code, Some(1), "{route:?}: {stderr}");
+        assert_eq!(
+            stdout,
+            "--- a.yaml
++++ b.yaml
+@@ -1,2 +1,3 @@
+   \\u{3a}:warning::context
+-a: 1
++a: 2
++#\\u{23}[error]b
+",
+            "{route:?}"
+        );
+        assert_eq!(
+            stderr, "1 checked, 1 differ, 0 missing, 0 stale\n",
+            "{route:?}"
+        );
+    }
+}
+
+/// A data stream is not rewritten but written so that it holds no command and reads
+/// back the same: YAML and JSON escape the `#` of `##[` (`\u0023`), so a manifest
+/// piped to kubectl, or printed into the log, carries exactly the job's value.
+#[test]
+fn data_streams_escape_workflow_commands_as_the_same_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "apiVersion: rdmagen/v1alpha1
+kind: Job
+metadata: {name: job-a, labels: {note: \"##[error]x\"}}
+spec:
+  pool: a100-roce-dev
+  image: img:1
+  nodes: 1
+  gpusPerNode: 4
+  script: train.py
+  env: {NOTE: \"::error::y\"}
+";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    std::fs::copy(
+        crate::support::root().join(POOL),
+        dir.path().join("pool.yaml"),
+    )
+    .unwrap();
+    for route in ROUTES {
+        let (code, stdout, stderr) =
+            on_actions(dir.path(), &["render", "job.yaml", "pool.yaml"], route);
+        assert_eq!(code, Some(0), "{route:?}: {stderr}");
+        assert_inert(&stdout, "render stdout");
+        assert!(
+            stdout.contains("    note: \"#\\u0023[error]x\"\n"),
+            "{stdout}"
+        );
+        assert!(stdout.contains("value: \"::error::y\"\n"), "{stdout}");
+        // The manifest reads back with the job's values.
+        std::fs::write(dir.path().join("rendered.yaml"), &stdout).unwrap();
+        let lint =
+            crate::support::rdmagen_in(dir.path(), &["lint", "rendered.yaml", "--format", "json"]);
+        assert!(lint.status.success(), "{}", text(&lint.stdout));
+    }
+    // A finding that quotes the value, as JSON: the same string, escaped.
+    let bad = job.replace("name: job-a", "name: \"##[error]x\"");
+    std::fs::write(dir.path().join("job.yaml"), bad).unwrap();
+    let (code, stdout, _) = on_actions(
+        dir.path(),
+        &["validate", "job.yaml", "pool.yaml", "--format", "json"],
+        (To::Pipe, To::Pipe),
+    );
+    assert_eq!(code, Some(1));
+    assert_inert(&stdout, "validate --format json");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        doc["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`##[error]x` is not a DNS-1035 label"),
+        "{doc:#}"
+    );
+}
+
+/// U+202E (right-to-left override) and the other bidirectional controls reorder what
+/// a reader sees; in a job name or an HCA name they reach no output raw, in any format.
+#[test]
+fn bidi_controls_reach_no_output_raw() {
+    const BIDI: [char; 12] = [
+        '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}',
+        '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{61c}',
+    ];
+    let raw = |text: &str| text.chars().any(|c| BIDI.contains(&c));
+    let name: String = std::iter::once('j')
+        .chain(BIDI)
+        .chain("lmay".chars())
+        .collect();
+    let job = INJECTING_JOB.replace(
+        r#"name: "a\e[31mRED\n::error ::pwned\r\0x""#,
+        &format!("name: \"{name}\""),
+    );
+    assert!(raw(&job));
+    for format in [
+        "human", "brief", "github", "json", "sarif", "junit", "gitlab",
+    ] {
+        let (out, _) = validate(&job, format);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(!raw(&text(&out.stdout)), "{format}: {}", text(&out.stdout));
+        assert!(!raw(&text(&out.stderr)), "{format}: {}", text(&out.stderr));
+    }
+    let (out, _) = validate(&job, "human");
+    assert!(
+        text(&out.stdout).starts_with(
+            "error[RDG007]: `j\\u{202a}\\u{202b}\\u{202c}\\u{202d}\\u{202e}\\u{2066}\\u{2067}\\u{2068}\\u{2069}\\u{200e}\\u{200f}\\u{61c}lmay` is not a DNS-1035 label"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    // JSON says the same string, escaped.
+    let (out, _) = validate(&job, "json");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("`{name}`")),
+        "{doc:#}"
+    );
+
+    // An HCA name from an NCCL log, in every format of nccl-log.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("run.log"),
+        "NCCL version 2.21.5+cuda12.4\n\
+         node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5\u{202e}_0:1/IB [RO]; OOB eth0:10.0.0.1<0>\n\
+         node-a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n",
+    )
+    .unwrap();
+    for format in [
+        "human", "brief", "github", "json", "sarif", "junit", "gitlab",
+    ] {
+        let out =
+            crate::support::rdmagen_in(dir.path(), &["nccl-log", "run.log", "--format", format]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{format}: {}",
+            text(&out.stderr)
+        );
+        assert!(!raw(&text(&out.stdout)), "{format}: {}", text(&out.stdout));
+        assert!(!raw(&text(&out.stderr)), "{format}: {}", text(&out.stderr));
+    }
+}
