@@ -157,6 +157,19 @@ impl OutputWriter {
             return Err(edits);
         }
         let old = Arc::new(OldTree::scan(out.path(), dir.to_path_buf())?);
+        if let Some(repository) = old
+            .dirs()
+            .find(|rel| rel.rsplit('/').next() == Some(".git"))
+        {
+            // A repository below: rendering would rebuild its .git with new inodes,
+            // and its files would be one --force away from being replaced.
+            return Err(Error::Usage(format!(
+                "{}: holds a repository ({}), so it is not an output directory; name a \
+                 directory of its own, e.g. rendered/",
+                dir.display(),
+                old.shown(repository).display()
+            )));
+        }
         let unrecorded = old.unrecorded_files();
         if !force && !unrecorded.is_empty() {
             return Err(no_record(dir, &unrecorded));
@@ -315,7 +328,7 @@ impl OutputWriter {
                 // holds what was judged, and what both trees share by its inode; an
                 // edit that slipped in after the last check is put back (see
                 // settle_old_tree).
-                let settled = swap::settle_old_tree(&staging.tree, &self.out.path(), &judged);
+                let settled = swap::settle_old_tree(&staging.tree, Some(&self.out.path()), &judged);
                 // Whatever stays keeps its lock file, so the next run tries again.
                 if settled.left.is_empty() && settled.kept_aside.is_empty() {
                     let _ = fs::remove_file(staging.container.join("lock"));

@@ -185,15 +185,30 @@ impl Settled {
 /// rendered file when that file is provably rdmagen's (`dir`'s record lists it with
 /// its bytes: it can be rendered again, the edit cannot); what can be neither stays
 /// where it is and is returned.
-pub fn settle_old_tree(old: &Path, dir: &Path, judged: &BTreeMap<String, Fingerprint>) -> Settled {
+///
+/// With `dir` None (the output directory was moved or removed since the swap), only
+/// what still holds the judged bytes, or what the old tree's own record proves is
+/// rdmagen's as written, is deleted; everything else stays and is returned.
+pub fn settle_old_tree(
+    old: &Path,
+    dir: Option<&Path>,
+    judged: &BTreeMap<String, Fingerprint>,
+) -> Settled {
     let mut settled = Settled::default();
     let Ok(entries) = files::walk(old) else {
         settled.left.push(old.to_path_buf());
         return settled;
     };
-    let rendered = files::read_regular(&dir.join(RECORD))
-        .map(|text| owned::parse(&String::from_utf8_lossy(&text)))
-        .unwrap_or_default();
+    let record_of = |tree: &Path| {
+        files::read_regular(&tree.join(RECORD))
+            .map(|text| owned::parse(&String::from_utf8_lossy(&text)))
+            .unwrap_or_default()
+    };
+    let rendered = dir.map(record_of).unwrap_or_default();
+    let wrote = match dir {
+        Some(_) => owned::Record::new(),
+        None => record_of(old),
+    };
     // Directories are never shared between the trees (only files are linked), so the
     // old ones may be opened up for the deletion (a read-only job directory).
     for entry in entries.iter().filter(|e| e.kind == FileType::Directory) {
@@ -206,16 +221,26 @@ pub fn settle_old_tree(old: &Path, dir: &Path, judged: &BTreeMap<String, Fingerp
             }
             continue;
         }
-        let in_new = dir.join(&entry.rel);
         let now = match entry.kind {
             FileType::RegularFile => files::read_regular(&entry.path)
                 .ok()
                 .map(|b| Fingerprint::of(&b)),
             _ => None,
         };
+        let proven = |record: &owned::Record| matches!((record.get(&entry.rel), now), (Some(owned::Proof::Bytes(wrote)), Some(now)) if *wrote == now);
         let ours = entry.rel == RECORD
-            || same_file(&entry.path, &in_new)
-            || (now.is_some() && judged.get(&entry.rel) == now.as_ref());
+            || dir.is_some_and(|dir| same_file(&entry.path, &dir.join(&entry.rel)))
+            || (now.is_some() && judged.get(&entry.rel) == now.as_ref())
+            || proven(&wrote);
+        let Some(dir) = dir else {
+            if !ours {
+                settled.kept_aside.push(entry.path.clone());
+            } else if fs::remove_file(&entry.path).is_err() {
+                settled.left.push(entry.path.clone());
+            }
+            continue;
+        };
+        let in_new = dir.join(&entry.rel);
         if ours {
             if fs::remove_file(&entry.path).is_err() {
                 settled.left.push(entry.path.clone());
@@ -344,12 +369,19 @@ fn recover_one(container: &Path, name: &str, dir: &Path) -> Option<Settled> {
             fs::rename(&aside, &tree).ok()?;
         }
     }
-    let swapped = left.new.is_some() && inode_of(dir).ok() == left.new && left.old.is_some();
+    // The staging tree tells by its own inode which tree it is: the new one (never
+    // swapped in, created by that run: it goes) or the old one (swapped out: settled
+    // with the proof the lock file gives, into the output directory if that is still
+    // the tree the run swapped in, else on its own). Anything else is left alone.
+    let tree_is = inode_of(&tree).ok();
     let mut settled = Settled::default();
-    if swapped {
-        settled = settle_old_tree(&tree, dir, &left.judged);
-    } else {
+    if tree_is.is_some() && tree_is == left.old {
+        let dir_is_new = left.new.is_some() && inode_of(dir).ok() == left.new;
+        settled = settle_old_tree(&tree, dir_is_new.then_some(dir), &left.judged);
+    } else if tree_is.is_none() || left.old.is_none() || tree_is == left.new {
         let _ = fs::remove_dir_all(&tree);
+    } else {
+        settled.kept_aside.push(tree.clone());
     }
     // Whatever stays keeps its lock file, so the next run tries again.
     if settled.kept_aside.is_empty() && settled.left.is_empty() {
@@ -397,7 +429,7 @@ mod tests {
         fs::hard_link(old.join("README"), new.join("README")).unwrap();
         fs::write(old.join("late.txt"), "written during the run").unwrap();
         let judged = BTreeMap::from([("job/pytorchjob.yaml".to_owned(), Fingerprint::of(b"old"))]);
-        let settled = settle_old_tree(&old, &new, &judged);
+        let settled = settle_old_tree(&old, Some(&new), &judged);
         assert!(
             settled.left.is_empty() && settled.kept_aside.is_empty(),
             "{settled:?}"
@@ -439,7 +471,7 @@ mod tests {
             ("job/pytorchjob.yaml".to_owned(), Fingerprint::of(b"v1")),
             ("job/Dockerfile".to_owned(), Fingerprint::of(b"FROM base")),
         ]);
-        let settled = settle_old_tree(&old, &new, &judged);
+        let settled = settle_old_tree(&old, Some(&new), &judged);
         assert_eq!(settled.restored, [new.join("job/pytorchjob.yaml")]);
         assert_eq!(settled.kept_aside, [old.join("job/Dockerfile")]);
         assert_eq!(

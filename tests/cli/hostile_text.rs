@@ -634,7 +634,7 @@ fn data_streams_escape_workflow_commands_as_the_same_data() {
     let dir = tempfile::tempdir().unwrap();
     let job = "apiVersion: rdmagen/v1alpha1
 kind: Job
-metadata: {name: job-a, labels: {note: \"##[error]x\"}}
+metadata: {name: job-a, annotations: {note: \"##[error]x\"}}
 spec:
   pool: a100-roce-dev
   image: img:1

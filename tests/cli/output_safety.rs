@@ -1347,6 +1347,83 @@ fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
     assert!(stderr(&out).contains("out/job-0001/pytorchjob.yaml (edited since rdmagen wrote it"));
 }
 
+/// The attack on the recovery above: the same killed run, but the output directory
+/// moved away ("start fresh") before the next run. Its old tree, edit included, was
+/// removed whole without proof. Now what the lock file or the old tree's record
+/// proves is rdmagen's goes, and the edit stays where it is, named, exit 2.
+#[test]
+fn a_killed_runs_old_tree_keeps_its_edit_when_the_output_directory_was_moved() {
+    use std::os::unix::fs::MetadataExt;
+    let world = World::new();
+    let (v1, v2) = (world.inputs("v1", 3), world.inputs("v2", 3));
+    assert!(world.run(&["render", &v1, "-o", "out"]).status.success());
+    let container = world.path(".rdmagen-out.1-1");
+    std::fs::create_dir(&container).unwrap();
+    std::fs::rename(world.out(), container.join("tree")).unwrap();
+    let edited = container.join("tree/job-0001/pytorchjob.yaml");
+    let mut tuned = std::fs::read(&edited).unwrap();
+    tuned.extend_from_slice(b"# MY-HAND-FIX\n");
+    std::fs::write(&edited, &tuned).unwrap();
+    assert!(world.run(&["render", &v2, "-o", "out"]).status.success());
+    let inode = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        format!("{}:{}", m.dev(), m.ino())
+    };
+    std::fs::write(
+        container.join("lock"),
+        format!(
+            "for out\ncontainer {}\nold {}\nnew {}\n",
+            inode(&container),
+            inode(&container.join("tree")),
+            inode(&world.out())
+        ),
+    )
+    .unwrap();
+    std::fs::rename(world.out(), world.path("out.before")).unwrap();
+    let out = world.run(&["render", &v2, "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: 1 edited or new file(s) could not be put back and stay where they are; move them by hand: .rdmagen-out.1-1/tree/job-0001/pytorchjob.yaml\n"
+    );
+    assert_eq!(std::fs::read(&edited).unwrap(), tuned);
+    let left: Vec<String> = snapshot(&container.join("tree"))
+        .into_iter()
+        .filter(|(_, node)| matches!(node, Node::File(_)))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert_eq!(left, ["job-0001/pytorchjob.yaml"], "the proven files went");
+    std::fs::rename(&edited, world.path("my-fix.yaml")).unwrap();
+    let out = world.run(&["render", &v2, "-o", "out"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
+}
+
+/// The attack's `-o up`, where `up/r` is a repository: run from outside it, nothing
+/// refused it, and `--force` rebuilt `r/.git` with new inodes.
+#[test]
+fn an_output_directory_that_holds_a_repository_is_refused() {
+    let world = World::new();
+    let inputs = world.inputs("v1", 1);
+    std::fs::create_dir_all(world.path("up/r/.git")).unwrap();
+    std::fs::write(world.path("up/r/main.c"), "code\n").unwrap();
+    let before = snapshot(&world.path("up"));
+    for force in [&[][..], &["--force"]] {
+        let mut args = vec!["render", inputs.as_str(), "-o", "up"];
+        args.extend_from_slice(force);
+        let out = world.run(&args);
+        assert_eq!(
+            (out.status.code(), stderr(&out)),
+            (
+                Some(2),
+                "error: up: holds a repository (up/r/.git), so it is not an output directory; name a directory of its own, e.g. rendered/\n".to_owned()
+            ),
+            "{force:?}"
+        );
+        assert_eq!(snapshot(&world.path("up")), before);
+    }
+}
+
 /// Issue 22, F9: a job directory swapped for a symlink while a run rendered came back
 /// as `drwxrwxrwx`, its mode copied from the link. Modes come from the directories
 /// the run judged; nothing is linked or read through the symlink.
