@@ -1279,25 +1279,25 @@ fn an_edit_made_while_a_long_render_runs_is_kept_in_place_and_named() {
     }
 }
 
-/// Issue 22, F2, after the swap: a run killed between its swap and its clean-up
-/// leaves the old tree in its staging area, with an edit made meanwhile. The next
-/// run put that tree's files away by the record alone, edit included. Built here as
-/// a killed run leaves it (the lock file format of `src/emit/swap.rs`), since no
-/// signal lands reliably in that window.
-#[test]
-fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
+/// The state a run killed between its swap and its clean-up leaves, built as
+/// `src/emit/swap.rs` writes it (no signal lands reliably in that window): `out/` is
+/// the v2 tree, `.rdmagen-out.1-1/tree` the v1 tree with job-0001 edited, and the
+/// lock file names both inodes and, with `judged`, what the run judged (job-0001
+/// before its edit). Returns the v2 inputs, the edited file and its bytes.
+fn killed_after_its_swap(world: &World, judged: bool) -> (String, PathBuf, Vec<u8>) {
     use std::os::unix::fs::MetadataExt;
-    let world = World::new();
     let (v1, v2) = (world.inputs("v1", 3), world.inputs("v2", 3));
     assert!(world.run(&["render", &v1, "-o", "out"]).status.success());
-    let old_bytes = std::fs::read(world.path("out/job-0001/pytorchjob.yaml")).unwrap();
-    // The old tree, edited while the killed run rendered, moved into a staging area.
     let container = world.path(".rdmagen-out.1-1");
     std::fs::create_dir(&container).unwrap();
     std::fs::rename(world.out(), container.join("tree")).unwrap();
-    let mut tuned = old_bytes.clone();
+    let edited = container.join("tree/job-0001/pytorchjob.yaml");
+    let was: Vec<Vec<u8>> = (0..3)
+        .map(|i| std::fs::read(container.join(format!("tree/job-000{i}/pytorchjob.yaml"))).unwrap())
+        .collect();
+    let mut tuned = was[1].clone();
     tuned.extend_from_slice(b"# MY-HAND-FIX\n");
-    std::fs::write(container.join("tree/job-0001/pytorchjob.yaml"), &tuned).unwrap();
+    std::fs::write(&edited, &tuned).unwrap();
     assert!(world.run(&["render", &v2, "-o", "out"]).status.success());
     let inode = |p: &Path| {
         let m = std::fs::metadata(p).unwrap();
@@ -1310,17 +1310,12 @@ fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
         }
         format!("fnv1a64:{h:016x}")
     };
-    // What the killed run judged: job-0001 before its edit, the others as they are.
-    let judged: String = (0..3)
-        .map(|i| {
-            let was = match i {
-                1 => old_bytes.clone(),
-                _ => std::fs::read(container.join(format!("tree/job-000{i}/pytorchjob.yaml")))
-                    .unwrap(),
-            };
-            format!("judged {} job-000{i}/pytorchjob.yaml\n", fnv(&was))
-        })
-        .collect();
+    let judged: String = match judged {
+        true => (0..3)
+            .map(|i| format!("judged {} job-000{i}/pytorchjob.yaml\n", fnv(&was[i])))
+            .collect(),
+        false => String::new(),
+    };
     std::fs::write(
         container.join("lock"),
         format!(
@@ -1331,6 +1326,16 @@ fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
         ),
     )
     .unwrap();
+    (v2, edited, tuned)
+}
+
+/// Issue 22, F2, after the swap: a run killed between its swap and its clean-up
+/// leaves the old tree in its staging area, with an edit made meanwhile. The next
+/// run put that tree's files away by the record alone, edit included.
+#[test]
+fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
+    let world = World::new();
+    let (v2, _, tuned) = killed_after_its_swap(&world, true);
     let out = world.run(&["render", &v2, "-o", "out"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
@@ -1341,7 +1346,7 @@ fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
         std::fs::read(world.path("out/job-0001/pytorchjob.yaml")).unwrap(),
         tuned
     );
-    assert!(!container.exists(), "the staging area is cleared");
+    assert_eq!(world.staging_areas(), Vec::<String>::new());
     let out = world.run(&["render", &v2, "-o", "out"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("out/job-0001/pytorchjob.yaml (edited since rdmagen wrote it"));
@@ -1349,36 +1354,12 @@ fn a_recovery_after_a_kill_past_the_swap_puts_an_edit_back_and_says_so() {
 
 /// The attack on the recovery above: the same killed run, but the output directory
 /// moved away ("start fresh") before the next run. Its old tree, edit included, was
-/// removed whole without proof. Now what the lock file or the old tree's record
-/// proves is rdmagen's goes, and the edit stays where it is, named, exit 2.
+/// removed whole without proof. Now what the old tree's record proves is rdmagen's
+/// goes, and the edit stays where it is, named, exit 2.
 #[test]
 fn a_killed_runs_old_tree_keeps_its_edit_when_the_output_directory_was_moved() {
-    use std::os::unix::fs::MetadataExt;
     let world = World::new();
-    let (v1, v2) = (world.inputs("v1", 3), world.inputs("v2", 3));
-    assert!(world.run(&["render", &v1, "-o", "out"]).status.success());
-    let container = world.path(".rdmagen-out.1-1");
-    std::fs::create_dir(&container).unwrap();
-    std::fs::rename(world.out(), container.join("tree")).unwrap();
-    let edited = container.join("tree/job-0001/pytorchjob.yaml");
-    let mut tuned = std::fs::read(&edited).unwrap();
-    tuned.extend_from_slice(b"# MY-HAND-FIX\n");
-    std::fs::write(&edited, &tuned).unwrap();
-    assert!(world.run(&["render", &v2, "-o", "out"]).status.success());
-    let inode = |p: &Path| {
-        let m = std::fs::metadata(p).unwrap();
-        format!("{}:{}", m.dev(), m.ino())
-    };
-    std::fs::write(
-        container.join("lock"),
-        format!(
-            "for out\ncontainer {}\nold {}\nnew {}\n",
-            inode(&container),
-            inode(&container.join("tree")),
-            inode(&world.out())
-        ),
-    )
-    .unwrap();
+    let (v2, edited, tuned) = killed_after_its_swap(&world, false);
     std::fs::rename(world.out(), world.path("out.before")).unwrap();
     let out = world.run(&["render", &v2, "-o", "out"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -1387,7 +1368,7 @@ fn a_killed_runs_old_tree_keeps_its_edit_when_the_output_directory_was_moved() {
         "error: 1 edited or new file(s) could not be put back and stay where they are; move them by hand: .rdmagen-out.1-1/tree/job-0001/pytorchjob.yaml\n"
     );
     assert_eq!(std::fs::read(&edited).unwrap(), tuned);
-    let left: Vec<String> = snapshot(&container.join("tree"))
+    let left: Vec<String> = snapshot(&world.path(".rdmagen-out.1-1/tree"))
         .into_iter()
         .filter(|(_, node)| matches!(node, Node::File(_)))
         .map(|(rel, _)| rel)
