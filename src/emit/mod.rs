@@ -81,7 +81,7 @@ fn edits_error(restored: &[PathBuf], kept_aside: &[PathBuf], whose: &str) -> Opt
              rendered, so the edit is not lost (the next run refuses to replace them until \
              the change is in the job or pool, or --force): {}",
             restored.len(),
-            list_cut(&list(restored))
+            list_cut(&list(restored), ", ")
         ));
     }
     if !kept_aside.is_empty() {
@@ -89,23 +89,24 @@ fn edits_error(restored: &[PathBuf], kept_aside: &[PathBuf], whose: &str) -> Opt
             "{} edited or new file(s) could not be put back and stay where they are; move \
              them by hand: {}",
             kept_aside.len(),
-            list_cut(&list(kept_aside))
+            list_cut(&list(kept_aside), ", ")
         ));
     }
     Some(Error::Usage(parts.join("; ")))
 }
 
-/// At most 20 names, then how many more.
-fn list_cut(names: &[String]) -> String {
+/// At most 20 names joined by `sep`, then how many more: every message that lists
+/// files stays one bounded line.
+fn list_cut(names: &[impl AsRef<str>], sep: &str) -> String {
     const SHOWN: usize = 20;
     let mut listed = names
         .iter()
         .take(SHOWN)
-        .cloned()
+        .map(AsRef::as_ref)
         .collect::<Vec<_>>()
-        .join(", ");
+        .join(sep);
     if names.len() > SHOWN {
-        listed.push_str(&format!(", and {} more", names.len() - SHOWN));
+        listed.push_str(&format!("{sep}and {} more", names.len() - SHOWN));
     }
     listed
 }
@@ -494,7 +495,7 @@ fn changed_error(changed: &[String]) -> Error {
         "{} file(s) changed while this run rendered, after it had judged them: {}. Nothing \
          was written, so the change is in place: run again",
         changed.len(),
-        list_cut(changed)
+        list_cut(changed, ", ")
     ))
 }
 
@@ -503,7 +504,6 @@ fn changed_error(changed: &[String]) -> Error {
 /// directory. A pull request's `output: services` once made --bless --prune delete
 /// a repository's Dockerfiles.
 fn no_record(dir: &Path, unrecorded: &[&str]) -> Error {
-    let names: Vec<String> = unrecorded.iter().map(|rel| (*rel).to_owned()).collect();
     Error::Usage(format!(
         "{}: holds {} file(s) and no {RECORD}, so nothing in it is provably rdmagen's \
          ({}). Nothing was written: name a new or empty directory, or rerun with --force \
@@ -511,23 +511,14 @@ fn no_record(dir: &Path, unrecorded: &[&str]) -> Error {
          never deletes one)",
         dir.display(),
         unrecorded.len(),
-        list_cut(&names)
+        list_cut(unrecorded, ", ")
     ))
 }
 
 /// The error for files a run would replace without proof that they are rdmagen's.
 /// One line: the CLI escapes line breaks in an error.
 fn refusal(refused: &[String]) -> Error {
-    const SHOWN: usize = 20;
-    let mut listed = refused
-        .iter()
-        .take(SHOWN)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("; ");
-    if refused.len() > SHOWN {
-        listed.push_str(&format!("; and {} more", refused.len() - SHOWN));
-    }
+    let listed = list_cut(refused, "; ");
     Error::Usage(format!(
         "refusing to replace {} file(s) that may hold someone's work: {listed}. Nothing was \
          written: move the change into the job or pool (a podTemplate overlay), or rerun \

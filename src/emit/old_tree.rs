@@ -42,12 +42,12 @@ pub struct DirMode {
 /// Why a file in the old tree is not provably rdmagen's as it is now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unproven {
-    /// The directory has no record: nothing in it is provably rdmagen's.
-    NoRecord,
-    /// The record does not list it.
+    /// The record does not list it (or there is no record).
     NotListed,
-    /// Its record line proves nothing (damaged, or from before fingerprints).
+    /// Its record line proves nothing: cut short, garbled, or twice with different
+    /// fingerprints.
     Damaged,
+    /// The record is from before fingerprints: it names the file, not its bytes.
     NoFingerprint,
     /// Its bytes no longer match the fingerprint rdmagen recorded.
     Edited,
@@ -57,9 +57,6 @@ impl Unproven {
     /// Why, as a message puts it after the file's name.
     pub fn why(self) -> String {
         match self {
-            Unproven::NoRecord => {
-                format!("the directory has no {RECORD}: rdmagen did not write it")
-            }
             Unproven::NotListed => format!("not in {RECORD}: rdmagen did not write it"),
             Unproven::Damaged => {
                 format!("its line in {RECORD} is damaged, so nothing proves rdmagen wrote it")
@@ -244,8 +241,7 @@ impl OldTree {
             Some(Proof::Bytes(_)) => Err(Unproven::Edited),
             Some(Proof::Listed) => Err(Unproven::NoFingerprint),
             Some(Proof::Damaged) => Err(Unproven::Damaged),
-            None if self.recorded => Err(Unproven::NotListed),
-            None => Err(Unproven::NoRecord),
+            None => Err(Unproven::NotListed),
         }
     }
 
