@@ -3,6 +3,7 @@
 //! and structurally.
 
 pub mod compare;
+mod line_ops;
 pub mod semantic;
 pub mod unified;
 

@@ -1,7 +1,9 @@
 //! Line diffs, with line-ending and final-newline differences named instead of being
 //! shown as a whole-file rewrite.
 
-use similar::TextDiff;
+use similar::DiffOp;
+
+use super::line_ops;
 
 /// A unified diff of one file and what a reviewer should know about it.
 #[derive(Debug, Clone, Default)]
@@ -44,34 +46,64 @@ pub fn diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Unified {
             note,
         };
     }
-    let d = TextDiff::from_lines(old_text, new);
-    let mut unified = d.unified_diff();
-    unified.context_radius(3).header(old_name, new_name);
-    let hunks: Vec<Hunk> = unified
-        .iter_hunks()
-        .map(|h| {
-            let first = h.ops().iter().find(|op| !is_equal(op));
-            Hunk {
-                first_old_line: first.map_or(1, |op| op.old_range().start + 1),
-                first_new_line: first.map_or(1, |op| op.new_range().start + 1),
-                text: h.to_string(),
-            }
-        })
+    let (old_lines, new_lines) = (line_ops::lines(old_text), line_ops::lines(new));
+    let ops = line_ops::ops(&old_lines, &new_lines);
+    let first_old_line = ops
+        .iter()
+        .find(|op| !is_equal(op))
+        .map(|op| op.old_range().start + 1);
+    let hunks: Vec<Hunk> = similar::group_diff_ops(ops, CONTEXT_LINES)
+        .iter()
+        .map(|ops| hunk(ops, &old_lines, &new_lines))
         .collect();
+    let mut text = format!("--- {old_name}\n+++ {new_name}\n");
+    if hunks.is_empty() {
+        text.clear();
+    }
+    for h in &hunks {
+        text.push_str(&h.text);
+    }
     Unified {
-        text: unified.to_string(),
-        first_old_line: d
-            .ops()
-            .iter()
-            .find(|op| !is_equal(op))
-            .map(|op| op.old_range().start + 1),
+        text,
+        first_old_line,
         hunks,
         note,
     }
 }
 
-fn is_equal(op: &similar::DiffOp) -> bool {
-    matches!(op, similar::DiffOp::Equal { .. })
+/// Lines of context around each change, as `diff -u` shows.
+const CONTEXT_LINES: usize = 3;
+
+/// One hunk as `diff -u` writes it: its `@@` line, then each line marked ` `, `-` or
+/// `+`, a line without a final newline followed by `\ No newline at end of file`.
+fn hunk(ops: &[DiffOp], old: &[&str], new: &[&str]) -> Hunk {
+    let mut text = format!("{}\n", similar::udiff::UnifiedHunkHeader::new(ops));
+    let mut line = |mark: char, value: &str| {
+        text.push(mark);
+        text.push_str(value);
+        if !value.ends_with('\n') && !value.ends_with('\r') {
+            text.push_str("\n\\ No newline at end of file\n");
+        }
+    };
+    for op in ops {
+        match *op {
+            DiffOp::Equal { .. } => old[op.old_range()].iter().for_each(|l| line(' ', l)),
+            _ => {
+                old[op.old_range()].iter().for_each(|l| line('-', l));
+                new[op.new_range()].iter().for_each(|l| line('+', l));
+            }
+        }
+    }
+    let first = ops.iter().find(|op| !is_equal(op));
+    Hunk {
+        first_old_line: first.map_or(1, |op| op.old_range().start + 1),
+        first_new_line: first.map_or(1, |op| op.new_range().start + 1),
+        text,
+    }
+}
+
+fn is_equal(op: &DiffOp) -> bool {
+    matches!(op, DiffOp::Equal { .. })
 }
 
 /// Both texts with LF line breaks when only one of them uses CRLF, and a note saying
@@ -158,6 +190,33 @@ mod tests {
             u.text,
             format!("--- old\n+++ new\n{}{}", u.hunks[0].text, u.hunks[1].text)
         );
+    }
+
+    #[test]
+    fn the_text_is_what_similars_own_unified_diff_writes() {
+        let cases = [
+            ("a\nb\nc\n", "a\nB\nc\n"),
+            ("a\nb", "a\nc"),
+            ("a\rb\rc", "a\rB\rc\n"),
+            ("", "x\n"),
+            ("x\n", ""),
+            (
+                "1\n2\n3\n4\n5\n6\n7\n8\n9\n",
+                "0\n1\n2\n3\n4\n6\n7\n8\n9\nA",
+            ),
+        ];
+        for (old, new) in cases {
+            let theirs = similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(3)
+                .header("old", "new")
+                .to_string();
+            assert_eq!(
+                diff(old, new, "old", "new").text,
+                theirs,
+                "{old:?} → {new:?}"
+            );
+        }
     }
 
     #[test]
