@@ -155,13 +155,19 @@ impl Findings {
         self.hidden.values().sum()
     }
 
+    /// What the configuration file hid, one entry per grade and way, with its count.
+    pub fn hidden_counts(&self) -> impl Iterator<Item = (Severity, &str, usize)> {
+        self.hidden
+            .iter()
+            .map(|((severity, how), count)| (*severity, how.as_str(), *count))
+    }
+
     /// What the configuration file hid, one entry per grade and way:
     /// `1 warning below minSeverity, not shown`.
     pub fn hidden_by_config(&self) -> Vec<String> {
-        self.hidden
-            .iter()
-            .map(|((severity, how), count)| {
-                let plural = if *count == 1 { "" } else { "s" };
+        self.hidden_counts()
+            .map(|(severity, how, count)| {
+                let plural = if count == 1 { "" } else { "s" };
                 format!("{count} {severity}{plural} {how}")
             })
             .collect()

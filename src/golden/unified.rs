@@ -1,6 +1,8 @@
 //! Line diffs, with line-ending and final-newline differences named instead of being
 //! shown as a whole-file rewrite.
 
+use std::borrow::Cow;
+
 use similar::DiffOp;
 
 use super::line_ops;
@@ -32,10 +34,10 @@ pub struct Hunk {
 
 pub fn diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Unified {
     let (old_lf, new_lf, mut note) = line_endings(old, new);
-    let (old_text, new) = (old_lf.as_str(), new_lf.as_str());
-    if note.is_none() && format!("{old_text}\n") == new {
+    let (old_text, new) = (&*old_lf, &*new_lf);
+    if note.is_none() && new.strip_suffix('\n') == Some(old_text) {
         note = Some("the old file lacks the final newline".to_owned());
-    } else if note.is_none() && format!("{new}\n") == old_text {
+    } else if note.is_none() && old_text.strip_suffix('\n') == Some(new) {
         note = Some("the new file lacks the final newline".to_owned());
     }
     if old_text == new {
@@ -46,15 +48,16 @@ pub fn diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Unified {
             note,
         };
     }
-    let (old_lines, new_lines) = (line_ops::lines(old_text), line_ops::lines(new));
+    let (skipped, old_middle, new_middle) = line_ops::differing_middle(old_text, new);
+    let (old_lines, new_lines) = (line_ops::lines(old_middle), line_ops::lines(new_middle));
     let ops = line_ops::ops(&old_lines, &new_lines);
     let first_old_line = ops
         .iter()
         .find(|op| !is_equal(op))
-        .map(|op| op.old_range().start + 1);
+        .map(|op| skipped + op.old_range().start + 1);
     let hunks: Vec<Hunk> = similar::group_diff_ops(ops, CONTEXT_LINES)
         .iter()
-        .map(|ops| hunk(ops, &old_lines, &new_lines))
+        .map(|ops| hunk(ops, &old_lines, &new_lines, skipped))
         .collect();
     let mut text = format!("--- {old_name}\n+++ {new_name}\n");
     if hunks.is_empty() {
@@ -76,8 +79,22 @@ const CONTEXT_LINES: usize = 3;
 
 /// One hunk as `diff -u` writes it: its `@@` line, then each line marked ` `, `-` or
 /// `+`, a line without a final newline followed by `\ No newline at end of file`.
-fn hunk(ops: &[DiffOp], old: &[&str], new: &[&str]) -> Hunk {
-    let mut text = format!("{}\n", similar::udiff::UnifiedHunkHeader::new(ops));
+/// `old` and `new` are the lines after the first `skipped` of both texts.
+fn hunk(ops: &[DiffOp], old: &[&str], new: &[&str], skipped: usize) -> Hunk {
+    let (first, last) = (ops[0], ops[ops.len() - 1]);
+    let numbered = [
+        DiffOp::Equal {
+            old_index: skipped + first.old_range().start,
+            new_index: skipped + first.new_range().start,
+            len: 0,
+        },
+        DiffOp::Insert {
+            old_index: skipped + last.old_range().end,
+            new_index: skipped + last.new_range().end,
+            new_len: 0,
+        },
+    ];
+    let mut text = format!("{}\n", similar::udiff::UnifiedHunkHeader::new(&numbered));
     let mut line = |mark: char, value: &str| {
         text.push(mark);
         text.push_str(value);
@@ -96,8 +113,8 @@ fn hunk(ops: &[DiffOp], old: &[&str], new: &[&str]) -> Hunk {
     }
     let first = ops.iter().find(|op| !is_equal(op));
     Hunk {
-        first_old_line: first.map_or(1, |op| op.old_range().start + 1),
-        first_new_line: first.map_or(1, |op| op.new_range().start + 1),
+        first_old_line: skipped + first.map_or(1, |op| op.old_range().start + 1),
+        first_new_line: skipped + first.map_or(1, |op| op.new_range().start + 1),
         text,
     }
 }
@@ -110,10 +127,10 @@ fn is_equal(op: &DiffOp) -> bool {
 /// so: lines are compared without their terminators, so a file whose line endings
 /// changed is not shown as a rewrite of every line. Texts with the same line endings
 /// are compared as they are.
-fn line_endings(old: &str, new: &str) -> (String, String, Option<String>) {
+fn line_endings<'a>(old: &'a str, new: &'a str) -> (Cow<'a, str>, Cow<'a, str>, Option<String>) {
     let (old_crlf, new_crlf) = (old.contains("\r\n"), new.contains("\r\n"));
     if old_crlf == new_crlf {
-        return (old.to_owned(), new.to_owned(), None);
+        return (Cow::Borrowed(old), Cow::Borrowed(new), None);
     }
     let (old_lf, new_lf) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
     let (crlf, lf) = if old_crlf {
@@ -128,7 +145,7 @@ fn line_endings(old: &str, new: &str) -> (String, String, Option<String>) {
     } else {
         "line endings changed: the new file uses CRLF (\\r\\n), the old one LF; lines compared without them".to_owned()
     };
-    (old_lf, new_lf, Some(note))
+    (Cow::Owned(old_lf), Cow::Owned(new_lf), Some(note))
 }
 
 #[cfg(test)]
@@ -205,6 +222,19 @@ mod tests {
                 "0\n1\n2\n3\n4\n6\n7\n8\n9\nA",
             ),
         ];
+        // Long common heads and tails, cut before the diff reads them.
+        let head: String = (0..2_000).map(|i| format!("h{i}\n")).collect();
+        let tail: String = (0..2_000).map(|i| format!("t{i}\r")).collect();
+        let long = [
+            (format!("{head}a\nb\n{tail}"), format!("{head}a\nB\n{tail}")),
+            (format!("{head}{tail}"), format!("{head}x\n{tail}")),
+            (format!("{head}x\n{head}"), format!("{head}{head}")),
+            (format!("{tail}\n{head}1"), format!("{tail}\n{head}2\n")),
+        ];
+        let cases = cases
+            .iter()
+            .map(|&(o, n)| (o, n))
+            .chain(long.iter().map(|(o, n)| (o.as_str(), n.as_str())));
         for (old, new) in cases {
             let theirs = similar::TextDiff::from_lines(old, new)
                 .unified_diff()

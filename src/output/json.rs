@@ -52,6 +52,11 @@ pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
             "errors": findings.count(Severity::Error),
             "warnings": findings.count(Severity::Warning),
             "infos": findings.count(Severity::Info),
+            // What `.rdmagen.yaml` hid or graded info, counted as the summary counts it.
+            "hiddenByConfig": findings
+                .hidden_counts()
+                .map(|(severity, how, count)| json!({"severity": severity, "how": how, "count": count}))
+                .collect::<Vec<_>>(),
         }),
     )
 }

@@ -448,6 +448,19 @@ fn a_configuration_cannot_hide_a_warning_from_deny_warnings() {
             "{config}{}",
             text(&out.stderr)
         );
+        // The JSON report counts the same, for a pipeline that reads it.
+        let out = crate::support::rdmagen_in(
+            dir.path(),
+            &["validate", "job.yaml", "--deny-warnings", "--format", "json"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{config}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let how = hidden.strip_prefix("1 warning ").unwrap();
+        assert_eq!(
+            report["hiddenByConfig"],
+            serde_json::json!([{"severity": "warning", "how": how, "count": 1}]),
+            "{config}"
+        );
         // Without the flag the file decides, as before.
         let out = crate::support::rdmagen_in(dir.path(), &["validate", "job.yaml"]);
         assert_eq!(out.status.code(), Some(0), "{config}");

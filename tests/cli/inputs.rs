@@ -520,7 +520,7 @@ fn an_empty_input_set_is_an_error_in_every_format_unless_allowed() {
             "nothing to check: no Dockerfile instruction in Dockerfile (--allow-empty accepts that)",
         ),
     ];
-    let empty_json = "{\n  \"schemaVersion\": 1,\n  \"findings\": [],\n  \"errors\": 0,\n  \"warnings\": 0,\n  \"infos\": 0\n}\n";
+    let empty_json = "{\n  \"schemaVersion\": 1,\n  \"findings\": [],\n  \"errors\": 0,\n  \"warnings\": 0,\n  \"infos\": 0,\n  \"hiddenByConfig\": []\n}\n";
     for (args, message) in cases {
         for format in ["human", "brief", "json", "github"] {
             let mut all = args.to_vec();
