@@ -1,6 +1,7 @@
-//! The pipeline: load → resolve → render → verify, streaming: each job is handed to a
-//! [`Sink`] as soon as it is verified. Emitting (or comparing) is the sink's business;
-//! nothing here writes a file.
+//! The pipeline: load → resolve → render → verify, in two passes. The first reads and
+//! parses every input (all of them are held until the run ends); the second takes the
+//! jobs across the cores and hands each to a [`Sink`] as soon as it is verified.
+//! Emitting (or comparing) is the sink's business; nothing here writes a file.
 
 mod inputs;
 mod job;
