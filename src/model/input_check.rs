@@ -6,7 +6,7 @@ use jsonschema::{JsonType, ValidationError, Validator};
 use serde_json::Value;
 
 use crate::diagnostics::suggest::closest;
-use crate::diagnostics::{Findings, Rule};
+use crate::diagnostics::{Findings, Rule, pointer};
 use crate::model::choices;
 use crate::yaml::tree::Document;
 
@@ -82,7 +82,7 @@ fn report(
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = properties_at(schema, &pointer);
             for field in unexpected {
-                let at = doc.locate_pointer(&format!("{pointer}/{}", escape(field)));
+                let at = doc.locate_pointer(&format!("{pointer}/{}", pointer::segment(field)));
                 let hint = match (
                     moved(&pointer, field),
                     closest(field, allowed.iter().map(String::as_str)),
@@ -146,25 +146,17 @@ fn dotted(pointer: &str) -> String {
     if pointer.is_empty() {
         "document".to_owned()
     } else {
-        pointer[1..]
-            .replace('/', ".")
-            .replace("~1", "/")
-            .replace("~0", "~")
+        pointer::segments(pointer).collect::<Vec<_>>().join(".")
     }
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// The property names the schema allows for the object at `pointer`.
 fn properties_at(root: &Value, pointer: &str) -> Vec<String> {
     let mut node = resolve(root, root);
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
+    for seg in pointer::segments(pointer) {
         let next = node
             .get("properties")
-            .and_then(|p| p.get(&seg))
+            .and_then(|p| p.get(seg.as_ref()))
             .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
             .or_else(|| node.get("items"));
         match next {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::formats::{self, CHANNEL_ERAS, FINGERPRINTS, Level};
 use super::version::{self, Range, Version};
 use crate::diagnostics::Rule;
+use crate::diagnostics::escape::cut;
 
 /// A line of an input: file and 1-based line number.
 pub type Loc = (Arc<str>, usize);
@@ -246,7 +247,7 @@ impl Evidence {
                 rule,
                 title,
                 cause,
-                text: cut(text, MAX_QUOTE),
+                text: cut(text, MAX_QUOTE).into_owned(),
                 host: host.map(str::to_owned),
                 first: at.clone(),
                 count: 1,
@@ -897,18 +898,6 @@ fn gid_kind(prefix: u64, iid: u64) -> GidKind {
     } else {
         GidKind::Other
     }
-}
-
-/// `text` cut to `max` bytes at a character boundary, with `…` when cut.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// `NET/IB/0(3)/GDRDMA(PCI)/Shared` after `via `.

@@ -24,14 +24,16 @@ use std::sync::Arc;
 
 use crate::diagnostics::{Findings, Sources};
 use crate::model::pool::{Fabric, GidIndex, PoolDocument};
-use evidence::{Evidence, Loc, cut};
+use evidence::{Evidence, Loc};
+
+use crate::diagnostics::escape::cut;
 use line::Line;
 use tables::Tables;
 pub use verdict::{Transport, Verdict};
 
 /// The most lines kept for findings to quote, and how much of each.
 const MAX_QUOTES: usize = 1024;
-const QUOTE_BYTES: usize = 512;
+const QUOTE_CHARS: usize = 512;
 
 /// What the pool the run used says about its network.
 #[derive(Debug, Clone)]
@@ -155,7 +157,7 @@ impl Reader {
             self.quotes
                 .entry(at.0.clone())
                 .or_default()
-                .insert(at.1, cut(text, QUOTE_BYTES));
+                .insert(at.1, cut(text, QUOTE_CHARS).into_owned());
         }
     }
 

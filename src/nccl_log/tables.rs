@@ -17,8 +17,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::evidence::{Evidence, Loc, MAX_HOSTS, cut};
+use super::evidence::{Evidence, Loc, MAX_HOSTS};
 use crate::diagnostics::Rule;
+use crate::diagnostics::escape::cut;
 
 /// The most message sizes kept per table kind; the smallest go first.
 const MAX_SIZES: usize = 128;
@@ -294,7 +295,7 @@ impl Tables {
         };
         let p = &mut self.perftest;
         if text.ends_with(" BW Test") {
-            p.test = Some(cut(text, 80));
+            p.test = Some(cut(text, 80).into_owned());
         } else if text.starts_with("Link type") {
             p.link_type = value("Link type");
             ev.quote = true;
@@ -373,7 +374,7 @@ fn perftest_error(text: &str, at: &Loc, ev: &mut Evidence) {
         (
             "perftest-modify-qp".into(),
             Rule::NcclQpConnect,
-            cut(&format!("ib_write_bw: {text}"), 120),
+            cut(&format!("ib_write_bw: {text}"), 120).into_owned(),
             own(
                 "the queue pair could not reach the peer: on RoCE give -x with the RoCE v2 IPv4 GID index `show_gids` lists (the pool's `gidIndex`), the same on both sides, and check that the two addresses route to each other",
             ),
@@ -394,7 +395,7 @@ fn perftest_error(text: &str, at: &Loc, ev: &mut Evidence) {
         (
             format!("perftest-resources:{}", cut(text, 40)),
             Rule::NcclVerbsResources,
-            cut(&format!("ib_write_bw: {text}"), 120),
+            cut(&format!("ib_write_bw: {text}"), 120).into_owned(),
             own(
                 "usually the locked-memory limit: the container needs the IPC_LOCK capability and an unlimited memlock ulimit; with --use_cuda, GPU memory registration needs nvidia-peermem",
             ),
@@ -407,7 +408,7 @@ fn perftest_error(text: &str, at: &Loc, ev: &mut Evidence) {
         (
             "perftest-device".into(),
             Rule::NcclIbUnavailable,
-            cut(&format!("ib_write_bw: {text}"), 120),
+            cut(&format!("ib_write_bw: {text}"), 120).into_owned(),
             own(
                 "the pod sees no such RDMA device: it was not given one (the RDMA device plugin's resource in its limits), -d names another device, or the image lacks the provider library (ibverbs-providers)",
             ),
@@ -416,7 +417,7 @@ fn perftest_error(text: &str, at: &Loc, ev: &mut Evidence) {
         (
             "perftest-connect".into(),
             Rule::NcclOtherError,
-            cut(&format!("ib_write_bw: {text}"), 120),
+            cut(&format!("ib_write_bw: {text}"), 120).into_owned(),
             own(
                 "the client could not reach the server's TCP port to exchange addresses: start the server first, and check the address, the port (-p) and any network policy between the pods",
             ),

@@ -4,9 +4,11 @@
 //! looked for as it was written, in the inputs in the order given. Render and the
 //! Trainer runtimes place their findings here; lint has the manifest's own lines.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
-use crate::diagnostics::{Finding, Location, Rule};
+use crate::diagnostics::{Finding, Location, Rule, pointer};
 use crate::yaml::tree::Document;
 
 /// The rules whose findings point at a name (verify::names).
@@ -30,11 +32,7 @@ pub(super) fn written(finding: &Finding, rendered: &str, inputs: &[&Document]) -
         return None;
     }
     let pointer = finding.pointer.as_deref()?;
-    let segments: Vec<String> = pointer
-        .split('/')
-        .skip(1)
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
-        .collect();
+    let segments: Vec<String> = pointer::segments(pointer).map(Cow::into_owned).collect();
     let keyed = segments.len() >= 2
         && matches!(
             segments[segments.len() - 2].as_str(),

@@ -1,9 +1,10 @@
 //! Render and verify one job's files.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
-use crate::diagnostics::Rule;
-use crate::diagnostics::{Finding, Findings, Location};
+use crate::diagnostics::{Finding, Findings, Location, Rule, pointer};
 use crate::dockerfile;
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::name_location;
@@ -124,9 +125,8 @@ fn overlay_location(
     // template is the plan's, so its containers are the plan's, in the same order.
     let pointer = finding.pointer.as_deref()?;
     let (_, tail) = pointer.rsplit_once("/template/spec/")?;
-    let segments: Vec<String> = tail
-        .split('/')
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+    let segments: Vec<_> = pointer::segments(&format!("/{tail}"))
+        .map(Cow::into_owned)
         .collect();
     let [list, index, resources, section, name] = segments.as_slice() else {
         return None;

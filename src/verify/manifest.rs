@@ -10,6 +10,7 @@ use crate::model::target::OperatorGeneration;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::{Profile, is_rdma_resource, profile};
 
+use super::message::pointer_segment;
 use super::{names, resources, tolerations};
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
@@ -296,7 +297,7 @@ fn container_rdma(out: &mut Out, pod: &Value, c: &Value, at: &str, facts: &Manif
             out.push(
                 Rule::RdmaWithoutIpcLock,
                 format!("{name} is requested but IPC_LOCK is not added"),
-                format!("{at}/resources/{section}/{}", escape(name)),
+                format!("{at}/resources/{section}/{}", pointer_segment(name)),
             );
         }
     } else if caps.contains(&"IPC_LOCK") && !host_rdma && !other_rdma_device(c) {
@@ -516,10 +517,6 @@ fn has_memory_shm(pod: &Value, c: &Value) -> bool {
                 .iter()
                 .any(|v| v["name"] == m["name"] && v["emptyDir"]["medium"] == "Memory")
         })
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

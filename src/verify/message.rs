@@ -6,10 +6,7 @@ use serde_json::Value;
 
 use crate::diagnostics::Finding;
 
-/// `segment` as one JSON Pointer segment (RFC 6901: `~` is `~0`, `/` is `~1`).
-pub(crate) fn pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+pub(crate) use crate::diagnostics::pointer::segment as pointer_segment;
 
 /// The longest value a finding quotes from rendered output, in bytes of JSON.
 pub(crate) const MAX_QUOTED: usize = 160;

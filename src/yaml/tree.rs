@@ -116,11 +116,7 @@ impl Document {
     /// Where the JSON Pointer `pointer` (as jsonschema reports instance paths) is
     /// written; like [`Document::locate`], a missing tail resolves to its ancestor.
     pub fn locate_pointer(&self, pointer: &str) -> Location {
-        let segments: Vec<String> = pointer
-            .split('/')
-            .skip(1)
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
-            .collect();
+        let segments: Vec<_> = crate::diagnostics::pointer::segments(pointer).collect();
         let mut path = Vec::with_capacity(segments.len());
         let mut node = Some(&self.root);
         for seg in &segments {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::diagnostics::Rule;
-use crate::diagnostics::escape::printable;
+use crate::diagnostics::escape::{cut, printable};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, replaced_lists};
 use crate::kubernetes::strategic_merge;
@@ -411,12 +411,7 @@ fn quote(item: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let text = printable(&text);
-    let mut cut: String = text.chars().take(QUOTED_CHARS).collect();
-    if text.chars().count() > QUOTED_CHARS {
-        cut.push('…');
-    }
-    format!("`{cut}`")
+    format!("`{}`", cut(&printable(&text), QUOTED_CHARS))
 }
 
 fn training_container(c: &str) -> Owner {
