@@ -7,8 +7,9 @@
 //! [`cli`] is the only place that prints.
 //!
 //! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
-//! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`] →
-//! [`yaml`], [`kubernetes`], [`packages`] → [`model`], [`render`] → [`platform`] →
+//! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`],
+//! [`version`] → [`yaml`], [`kubernetes`], [`packages`] → [`kubeflow`], [`model`],
+//! [`render`] → [`platform`] →
 //! [`nccl`] → [`dockerfile`], [`detect`], [`smoke`], [`nccl_log`] → [`plan`] → [`verify`] → [`pipeline`] →
 //! [`emit`] → [`golden`] → [`output`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
@@ -21,6 +22,7 @@ pub mod emit;
 pub mod error;
 pub mod files;
 pub mod golden;
+pub mod kubeflow;
 pub mod kubernetes;
 pub mod model;
 pub mod nccl;
@@ -33,6 +35,7 @@ pub mod platform;
 pub mod render;
 pub mod smoke;
 pub mod verify;
+pub mod version;
 pub mod yaml;
 
 pub use error::Error;

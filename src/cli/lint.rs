@@ -102,7 +102,7 @@ pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     if linted.train_jobs + linted.runtimes > 0 {
         let assumed = if trainer.assumed { ", assumed" } else { "" };
         let last = objects.pop().unwrap_or_default();
-        objects.push(format!("{last} (Trainer {}{assumed})", trainer.version));
+        objects.push(format!("{last} (Trainer {}{assumed})", trainer.release));
     }
     let what = format!(
         "{}{storage} in {} file(s) linted",

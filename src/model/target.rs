@@ -2,10 +2,11 @@
 //! versions, and whether Volcano gang-schedules. rdmagen's output must fit these, and
 //! every decision that depends on them says so in `--explain`.
 
-use std::fmt;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// Release numbers sit below the model: the upstream rooms key their facts by them.
+pub use crate::version::Version;
 
 /// `spec.target` of a Pool. Every field is optional; the platform profile gives the
 /// defaults (`platform::Profile::target_defaults`).
@@ -52,54 +53,6 @@ pub enum TargetApi {
     TrainerV1Alpha1,
 }
 
-/// A release version, `MAJOR.MINOR[.PATCH]`, with an optional leading `v`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Version {
-    pub major: u32,
-    pub minor: u32,
-    pub patch: u32,
-}
-
-impl Version {
-    pub const fn new(major: u32, minor: u32) -> Self {
-        Version {
-            major,
-            minor,
-            patch: 0,
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Version> {
-        let text = text.trim();
-        let text = text.strip_prefix(['v', 'V']).unwrap_or(text);
-        let parts: Vec<&str> = text.split('.').collect();
-        let number = |s: &str| {
-            (!s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| s.parse::<u32>().ok())
-                .flatten()
-        };
-        match parts.as_slice() {
-            [major, minor] => Some(Version::new(number(major)?, number(minor)?)),
-            [major, minor, patch] => Some(Version {
-                major: number(major)?,
-                minor: number(minor)?,
-                patch: number(patch)?,
-            }),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.patch == 0 {
-            write!(f, "{}.{}", self.major, self.minor)
-        } else {
-            write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
-        }
-    }
-}
-
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Read as text: the located tree hands a bare `1.10` over as "1.10", never as
@@ -142,18 +95,6 @@ pub enum OperatorGeneration {
     Pet,
 }
 
-/// The oldest Trainer release rdmagen writes for: v2.0's `podSpecOverrides` is not
-/// supported (its CRDs are not vendored), v2.1 has `podTemplateOverrides`.
-pub const OLDEST_TRAINER: Version = Version::new(2, 1);
-/// The newest Trainer release whose API rdmagen follows (v2.3.0, 2026-08-06).
-pub const LATEST_TRAINER: Version = Version::new(2, 3);
-/// v2.2 replaced `podTemplateOverrides` with `runtimePatches` (kubeflow/trainer#3309),
-/// which can also set the container's securityContext (#3066).
-pub const RUNTIME_PATCHES_TRAINER: Version = Version::new(2, 2);
-/// v2.3 merges `resourcesPerNode` into the runtime's resources key by key (#3602);
-/// before, it replaced the whole block.
-pub const MERGED_RESOURCES_TRAINER: Version = Version::new(2, 3);
-
 /// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
 pub const PET_OPERATOR: Version = Version::new(1, 7);
 /// The first NCCL release with dynamic GID selection (NCCL_IB_GID_INDEX defaults to -1;
@@ -175,17 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions() {
-        assert_eq!(Version::parse("1.9"), Some(Version::new(1, 9)));
-        assert_eq!(Version::parse("v1.7.0"), Some(Version::new(1, 7)));
-        assert_eq!(
-            Version::parse("2.21.5").map(|v| v.to_string()).as_deref(),
-            Some("2.21.5")
-        );
-        assert!(Version::parse("1.10") > Version::parse("1.9"));
-        for bad in ["", "1", "1.", "v1-8a066f9", "1.9.0.1", "1.x", "-1.2", " . "] {
-            assert_eq!(Version::parse(bad), None, "{bad}");
-        }
+    fn operator_generations() {
         assert_eq!(
             OperatorGeneration::of(Version::new(1, 6)),
             OperatorGeneration::PodWorld

@@ -6,8 +6,8 @@ use serde_json::Value;
 /// The training container's name in a PyTorchJob; the operator finds it by this name.
 pub const TRAINING_CONTAINER: &str = "pytorch";
 /// The trainer container's name in a Trainer v2 runtime: the torch plugin injects PET_*
-/// only into the container named `node` (T@v2.3.0 pkg/constants/constants.go:68-69).
-pub const TRAINER_CONTAINER: &str = "node";
+/// only into the container named `node`.
+pub use crate::kubeflow::trainer::NODE as TRAINER_CONTAINER;
 pub const SHM_VOLUME: &str = "dshm";
 /// volcano.sh/apis pkg/apis/scheduling/v1beta1/labels.go:48.
 pub const VOLCANO_QUEUE: &str = "scheduling.volcano.sh/queue-name";

@@ -1,8 +1,9 @@
 //! The resolve step for one job: the order in which decisions are made.
 
 use crate::diagnostics::{Findings, Rule};
+use crate::kubeflow::trainer::release::{LATEST as LATEST_TRAINER, OLDEST as OLDEST_TRAINER};
 use crate::model::pool::{Fabric, GidIndex};
-use crate::model::target::{DYNAMIC_GID_NCCL, LATEST_TRAINER, OLDEST_TRAINER, TargetApi};
+use crate::model::target::{DYNAMIC_GID_NCCL, TargetApi};
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::ctx::Ctx;

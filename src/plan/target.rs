@@ -1,11 +1,10 @@
 //! The cluster a plan is for: the pool's `spec.target`, with the platform's defaults
 //! filled in. Every later decision that depends on it reads it from here.
 
+use crate::kubeflow::trainer::Release;
+use crate::kubeflow::trainer::release::LATEST as LATEST_TRAINER;
 use crate::model::pool::Platform;
-use crate::model::target::{
-    LATEST_TRAINER, MERGED_RESOURCES_TRAINER, OperatorGeneration, RUNTIME_PATCHES_TRAINER,
-    TargetApi, Version,
-};
+use crate::model::target::{OperatorGeneration, TargetApi, Version};
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::platform::Profile;
@@ -37,25 +36,14 @@ pub enum Api {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TrainerTarget {
     /// The release whose API rdmagen writes (the pool's, or the latest it knows);
-    /// releases above [`LATEST_TRAINER`] are written as that one.
-    pub release: Version,
+    /// releases above [`LATEST_TRAINER`] are written as that one. What it does with a
+    /// TrainJob is the release's to say ([`Release`]).
+    pub release: Release,
     /// A ClusterTrainingRuntime rather than a namespaced TrainingRuntime.
     pub cluster_scoped: bool,
 }
 
 impl TrainerTarget {
-    /// v2.2 and later: `runtimePatches` (with container securityContext); before,
-    /// `podTemplateOverrides` and `spec.labels`/`spec.annotations`.
-    pub fn has_runtime_patches(&self) -> bool {
-        self.release >= RUNTIME_PATCHES_TRAINER
-    }
-
-    /// v2.3 and later: `resourcesPerNode` merges into the runtime's resources key by key;
-    /// before, it replaces them.
-    pub fn merges_resources(&self) -> bool {
-        self.release >= MERGED_RESOURCES_TRAINER
-    }
-
     /// The kind of the runtime rdmagen writes for the pool.
     pub fn runtime_kind(&self) -> &'static str {
         if self.cluster_scoped {
@@ -203,7 +191,7 @@ fn decide_api(pool_doc: &Loaded<PoolDocument>, decisions: &mut Decisions) -> Api
         }
     };
     let trainer = TrainerTarget {
-        release,
+        release: Release::new(release),
         cluster_scoped: asked.cluster_scoped.unwrap_or(false),
     };
     decisions.record(

@@ -11,11 +11,9 @@
 //! (image, command, env, numNodes, numProcPerNode, resourcesPerNode) and
 //! `runtimePatches` (v2.2+) or `podTemplateOverrides` (v2.1). What a release cannot
 //! carry is found by computing the pod Trainer would really make
-//! ([`effective::effective_pod`]) and comparing it with the plan's: a value the job
+//! ([`kubeflow::trainer::effective_pod`](crate::kubeflow::trainer::effective_pod)) and comparing it with the plan's: a value the job
 //! needs and would not get is an error (RDG136), a value the pod would get beyond
 //! the job's a warning (RDG137). Nothing is dropped without a word.
-
-pub mod effective;
 
 use std::collections::BTreeMap;
 
@@ -24,23 +22,19 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::{Findings, Rule};
+use crate::kubeflow::trainer::{
+    ANCESTOR_LABEL, NODE as NODE_JOB, effective_pod, node_container_mut,
+};
 use crate::model::job::RestartPolicy;
-use crate::model::target::Version;
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::plan::pod_parts::{TRAINER_CONTAINER, VOLCANO_QUEUE};
 use crate::plan::target::TrainerTarget;
 use crate::plan::{Decision, Plan, TrainJobPlan, resolve};
 use crate::yaml::tree::Seg;
-use effective::{NODE_JOB, effective_pod, node_container_mut};
 
-/// trainer.kubeflow.org/v1alpha1 (T@v2.3.0 pkg/apis/trainer/v1alpha1/groupversion_info.go:30).
-pub const TRAINER_API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
 /// The label the SDK finds torch runtimes by (manifests/base/runtimes/torch_distributed.yaml:19-20).
 const FRAMEWORK_LABEL: &str = "trainer.kubeflow.org/framework";
-/// The Job-template label that marks the replicated job the trainer runs in
-/// (T@v2.3.0 pkg/constants/constants.go:36-41,64-66).
-pub const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
 /// runtimePatches are keyed by the manager that wrote them (domain-prefixed;
 /// trainjob_types.go:293-312).
 const PATCH_MANAGER: &str = "rdmagen.io/rdmagen";
@@ -243,7 +237,7 @@ pub fn train_job(
         decisions.record(
             "trainer.resourcesPerNode",
             "every resource of the job's pod",
-            if target.merges_resources() {
+            if target.release.merges_resources() {
                 "they differ from the runtime's; v2.3 merges them into the runtime's key by key (#3602), and all of them are written so that the job reads the same on every release"
             } else {
                 "they differ from the runtime's; before v2.3 resourcesPerNode replaces the runtime's whole block (trainingruntime.go:178-186), so the RDMA resource and the GPUs are repeated in it"
@@ -269,7 +263,7 @@ pub fn train_job(
     let jobset_annotations: Option<Value> = job_queue
         .filter(|q| runtime.jobset_annotations.get(VOLCANO_QUEUE) != Some(q))
         .map(|q| json!({VOLCANO_QUEUE: q}));
-    if target.has_runtime_patches() {
+    if target.release.has_runtime_patches() {
         let mut template = Map::new();
         if let Some(a) = &jobset_annotations {
             template.insert("metadata".to_owned(), json!({"annotations": a}));
@@ -315,7 +309,7 @@ pub fn train_job(
     // The operator's runPolicy and replica fields: where Trainer has one.
     let run_policy = &plan.run_policy;
     if let Some(seconds) = run_policy.active_deadline_seconds {
-        if target.has_runtime_patches() {
+        if target.release.has_runtime_patches() {
             spec.insert("activeDeadlineSeconds".to_owned(), json!(seconds));
         } else {
             cannot(
@@ -365,7 +359,7 @@ pub fn train_job(
     }
 
     let spec = Value::Object(spec);
-    let effective = effective_pod(base, &spec, target);
+    let effective = effective_pod(NODE_JOB, base, &spec, target.release);
     let mut inherited = Vec::new();
     for difference in differences(want, &effective) {
         match difference {
@@ -418,35 +412,8 @@ fn pod_difference(want: &Value, base: &Value, target: TrainerTarget) -> Option<V
         }
     }
     let mut spec = Map::new();
-    let whole: &[&str] = if target.release >= Version::new(2, 3) {
-        // terminationGracePeriodSeconds came in v2.3 (#3324).
-        &[
-            "serviceAccountName",
-            "tolerations",
-            "affinity",
-            "imagePullSecrets",
-            "schedulingGates",
-            "securityContext",
-            "terminationGracePeriodSeconds",
-        ]
-    } else if target.has_runtime_patches() {
-        &[
-            "serviceAccountName",
-            "tolerations",
-            "affinity",
-            "imagePullSecrets",
-            "schedulingGates",
-            "securityContext",
-        ]
-    } else {
-        &[
-            "serviceAccountName",
-            "tolerations",
-            "affinity",
-            "imagePullSecrets",
-            "schedulingGates",
-        ]
-    };
+    // The fields the release's patch sets whole.
+    let whole = target.release.patched_pod_fields();
     for field in whole {
         if let Some(v) = want["spec"].get(*field)
             && base["spec"].get(*field) != Some(v)
@@ -469,7 +436,7 @@ fn pod_difference(want: &Value, base: &Value, target: TrainerTarget) -> Option<V
     if !mounts.is_empty() {
         patch.insert("volumeMounts".to_owned(), Value::Array(mounts));
     }
-    if target.has_runtime_patches()
+    if target.release.has_runtime_patches()
         && let Some(sc) = mine.get("securityContext")
         && theirs.get("securityContext") != Some(sc)
     {
@@ -674,7 +641,7 @@ fn hint(path: &str, target: TrainerTarget) -> String {
     if path.starts_with("spec.containers[node].") && !path.contains(".securityContext") {
         return "a TrainJob sets the trainer container's image, command, args, env and resources, and patches its volumeMounts and securityContext, nothing else (imagePullPolicy, workingDir and envFrom among what it cannot); set it in the pool, whose runtime every job shares".to_owned();
     }
-    if path.contains(".securityContext") && !target.has_runtime_patches() {
+    if path.contains(".securityContext") && !target.release.has_runtime_patches() {
         return "a container's securityContext (IPC_LOCK among it) can be patched from v2.2 (#3066); on v2.1 only the runtime can carry it, so set it in the pool".to_owned();
     }
     if runtime_only.iter().any(|p| path.starts_with(p)) {

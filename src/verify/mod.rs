@@ -121,7 +121,7 @@ impl Verifier {
         problems.extend(trainer_errors(
             std::slice::from_ref(&doc),
             0,
-            runtime.target.release,
+            runtime.target.release.version,
             &facts,
         ));
         problems
@@ -137,10 +137,10 @@ impl Verifier {
         let Some(train_job) = &plan.train_job else {
             return vec![problem(Rule::RenderedFidelity, "no TrainJob was planned")];
         };
-        let made = plan::trainer::effective::effective_pod(
+        let made = trainer_fidelity::pod_trainer_makes(
             &train_job.runtime_pod,
-            &doc["spec"],
-            train_job.target,
+            &doc,
+            train_job.target.release,
         );
         let mut problems = self
             .pod_template
@@ -157,7 +157,12 @@ impl Verifier {
             platform: Some(plan.target.platform),
         };
         let docs = [train_job.runtime_doc.clone(), doc];
-        problems.extend(trainer_errors(&docs, 1, train_job.target.release, &facts));
+        problems.extend(trainer_errors(
+            &docs,
+            1,
+            train_job.target.release.version,
+            &facts,
+        ));
         problems
     }
 
@@ -370,7 +375,7 @@ impl Default for Verifier {
 fn trainer_errors(
     docs: &[Value],
     index: usize,
-    release: crate::model::target::Version,
+    release: crate::version::Version,
     facts: &ManifestFacts,
 ) -> Vec<Finding> {
     // RDG152/153 guard a hand-written resourcesPerNode that repeats too little of the

@@ -24,18 +24,23 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
-use crate::model::target::Version;
+use crate::kubeflow::trainer::effective::trainer_job;
+use crate::kubeflow::trainer::{
+    ANCESTOR_LABEL, NODE, PodPatch, Release, effective_pod, pod_patches,
+};
 use crate::nccl::{self, EnvFacts};
 use crate::platform::is_rdma_resource;
 use crate::verify::manifest::{self, ManifestFacts};
 use crate::verify::names;
 use crate::verify::trainer_crd::{self, API_VERSION, TrainerKind};
+use crate::version::Version;
 use crate::yaml::tree::Document;
 
-/// The Trainer release lint judges by: `--trainer`, or the latest, assumed.
+/// The Trainer release lint judges by: `--trainer`, or the latest, assumed. What the
+/// release does is [`Release`]'s to say; this adds only whether it was assumed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrainerRelease {
-    pub version: Version,
+    pub release: Release,
     /// Not given: [`trainer_crd::LATEST`] was assumed, and release-dependent findings
     /// say so.
     pub assumed: bool,
@@ -44,9 +49,13 @@ pub struct TrainerRelease {
 impl TrainerRelease {
     pub fn given(version: Version) -> Self {
         TrainerRelease {
-            version,
+            release: Release::new(version),
             assumed: false,
         }
+    }
+
+    fn version(self) -> Version {
+        self.release.version
     }
 
     /// How a release-dependent finding says the release was assumed ("" when given).
@@ -54,23 +63,18 @@ impl TrainerRelease {
         if self.assumed {
             format!(
                 "; judged as Trainer {}, the latest, since --trainer was not given",
-                self.version
+                self.release
             )
         } else {
             String::new()
         }
-    }
-
-    /// Up to 2.2 `resourcesPerNode` replaces the runtime container's resources.
-    fn replaces_resources(self) -> bool {
-        self.version < Version::new(2, 3)
     }
 }
 
 impl Default for TrainerRelease {
     fn default() -> Self {
         TrainerRelease {
-            version: trainer_crd::LATEST,
+            release: Release::new(trainer_crd::LATEST),
             assumed: true,
         }
     }
@@ -88,10 +92,6 @@ pub struct Object {
     pub prefix: String,
 }
 
-/// The label that marks a runtime's replicated jobs (constants.go:36-41).
-const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
-/// The trainer container's name (`constants.Node`).
-const NODE: &str = "node";
 /// Containers a patch may not set env on (jobset.go:203-205).
 const NO_PATCHED_ENV: &[&str] = &["node", "dataset-initializer", "model-initializer"];
 /// What the torch plugin sets and a TrainJob may not (constants.go:299-300), each with
@@ -184,7 +184,7 @@ fn judge_values(
 
 /// The CRD's findings for `doc`, saying when the release was assumed.
 fn crd(doc: &Value, release: TrainerRelease) -> Vec<Finding> {
-    let mut findings = trainer_crd::check(doc, release.version);
+    let mut findings = trainer_crd::check(doc, release.version());
     let note = release.note();
     for f in &mut findings {
         f.message.push_str(&note);
@@ -262,12 +262,6 @@ fn pod_pointer(i: usize) -> String {
     format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template/spec")
 }
 
-/// The replicated job Trainer treats as the trainer (the ancestor label), by index.
-fn trainer_job(runtime: &Value) -> Option<(usize, &Value)> {
-    items(replicated_jobs(runtime))
-        .find(|(_, j)| j["template"]["metadata"]["labels"][ANCESTOR_LABEL] == "trainer")
-}
-
 /// The names of a replicated job's containers and init containers.
 fn container_names(job: &Value) -> Vec<&str> {
     let pod = pod_of(job);
@@ -323,7 +317,7 @@ fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<F
     let mut out = crd(doc, release);
     // The pods are judged as the API server keeps them: pruning removes object fields
     // only, so pointers into `kept` are pointers into `doc`.
-    let kept = trainer_crd::prune(doc, release.version);
+    let kept = trainer_crd::prune(doc, release.version());
     for (i, job) in items(replicated_jobs(&kept)) {
         // The Job template's metadata and its pod template's: the JobSet controller
         // creates a Job and the Job controller pods from them.
@@ -478,52 +472,6 @@ fn volcano(doc: &Value) -> Vec<Finding> {
     out
 }
 
-/// A TrainJob's patch to a runtime's pods.
-struct PodPatch<'a> {
-    /// Where the pod spec patch is (a JSON Pointer).
-    base: String,
-    /// The replicated jobs it targets: (where the name is written, the name).
-    targets: Vec<(String, String)>,
-    /// The pod spec patch.
-    patch: &'a Value,
-}
-
-/// A TrainJob's patches to the trainer's pods, in either release's shape.
-fn pod_patches(job: &Value) -> Vec<PodPatch<'_>> {
-    let mut out = Vec::new();
-    // 2.2 and later: runtimePatches[].trainingRuntimeSpec...replicatedJobs[].
-    for (i, patch) in items(&job["spec"]["runtimePatches"]) {
-        let base =
-            format!("/spec/runtimePatches/{i}/trainingRuntimeSpec/template/spec/replicatedJobs");
-        let jobs = &patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"];
-        for (j, target) in items(jobs) {
-            let name = target["name"].as_str().unwrap_or_default().to_owned();
-            out.push(PodPatch {
-                base: format!("{base}/{j}/template/spec/template/spec"),
-                targets: vec![(format!("{base}/{j}/name"), name)],
-                patch: pod_of(target),
-            });
-        }
-    }
-    // 2.1: podTemplateOverrides[]{targetJobs[], spec}.
-    for (i, patch) in items(&job["spec"]["podTemplateOverrides"]) {
-        let targets = items(&patch["targetJobs"])
-            .map(|(t, target)| {
-                (
-                    format!("/spec/podTemplateOverrides/{i}/targetJobs/{t}/name"),
-                    target["name"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect();
-        out.push(PodPatch {
-            base: format!("/spec/podTemplateOverrides/{i}/spec"),
-            targets,
-            patch: &patch["spec"],
-        });
-    }
-    out
-}
-
 fn train_job(
     doc: &Value,
     runtime: Option<&Value>,
@@ -578,9 +526,12 @@ fn train_job(
         ));
     }
 
-    let patches = pod_patches(doc);
-    for PodPatch { base, patch, .. } in &patches {
-        for (k, c) in items(&patch["containers"]) {
+    // Every patch, of either release's field: a field the release lacks is the CRD's
+    // finding, and a patch that names what it must not is wrong on every release.
+    let patches = pod_patches(&doc["spec"]);
+    for patch in &patches {
+        let base = format!("/spec{}/spec", patch.at);
+        for (k, c) in items(&patch.spec["containers"]) {
             let name = c["name"].as_str().unwrap_or_default();
             let has_env = c["env"].as_array().is_some_and(|e| !e.is_empty());
             if has_env && NO_PATCHED_ENV.contains(&name) {
@@ -604,7 +555,7 @@ fn train_job(
     let per_node = &trainer["resourcesPerNode"];
     let sets_resources = per_node["limits"].is_object() || per_node["requests"].is_object();
     let mut replaced = false;
-    if release.replaces_resources() && sets_resources {
+    if !release.release.merges_resources() && sets_resources {
         let names = resource_names(per_node);
         match runtime {
             Some(runtime) => {
@@ -623,7 +574,7 @@ fn train_job(
                         format!(
                             "on Trainer {} resourcesPerNode replaces the `node` container's resources of {}, \
                              so its pods lose {}; repeat {} here{}",
-                            release.version,
+                            release.version(),
                             runtime_name(),
                             lost.join(", "),
                             if lost.len() == 1 { "it" } else { "them" },
@@ -640,7 +591,7 @@ fn train_job(
                         "on Trainer {} resourcesPerNode replaces the `node` container's resources of {}, and \
                          it names no RDMA resource: an RDMA device (and any GPU not repeated here) the runtime \
                          requests is dropped; lint the runtime with the job, or repeat them here{}",
-                        release.version,
+                        release.version(),
                         runtime_name(),
                         release.note()
                     ),
@@ -653,12 +604,8 @@ fn train_job(
 
     match runtime {
         Some(runtime) => {
-            // The pod is built from what the API server keeps of both objects.
-            let kept = trainer_crd::prune(doc, release.version);
-            let runtime = trainer_crd::prune(runtime, release.version);
-            let patches = pod_patches(&kept);
-            out.extend(effective_pod(
-                &kept, &runtime, &patches, release, facts, replaced,
+            out.extend(effective_pod_findings(
+                doc, runtime, release, facts, replaced,
             ));
         }
         None => {
@@ -692,14 +639,11 @@ fn train_job(
 fn patch_targets(patches: &[PodPatch<'_>], runtime: &Value, runtime_name: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     let jobs: Vec<&Value> = items(replicated_jobs(runtime)).map(|(_, j)| j).collect();
-    for PodPatch {
-        base,
-        targets,
-        patch,
-    } in patches
-    {
-        for (at, name) in targets {
-            let Some(job) = jobs.iter().find(|j| j["name"] == name.as_str()) else {
+    for patch in patches {
+        let base = format!("/spec{}/spec", patch.at);
+        for (at, name) in &patch.targets {
+            let at = format!("/spec{at}");
+            let Some(job) = jobs.iter().find(|j| j["name"] == *name) else {
                 let known: Vec<&str> = jobs.iter().filter_map(|j| j["name"].as_str()).collect();
                 out.push(Finding::at_pointer(
                     Rule::PatchUnknownTarget,
@@ -708,13 +652,13 @@ fn patch_targets(patches: &[PodPatch<'_>], runtime: &Value, runtime_name: &str) 
                          {}): Trainer's webhook rejects the TrainJob",
                         known.join(", ")
                     ),
-                    at.clone(),
+                    at,
                 ));
                 continue;
             };
             let names = container_names(job);
             for list in ["containers", "initContainers"] {
-                for (k, c) in items(&patch[list]) {
+                for (k, c) in items(&patch.spec[list]) {
                     let Some(container) = c["name"].as_str() else {
                         continue;
                     };
@@ -756,81 +700,51 @@ fn resource_names(requirements: &Value) -> Vec<&str> {
     names
 }
 
-/// The pod `job` gets from `runtime`: its trainer pod with the job's patches, trainer
-/// env, image, command and resources applied. Problems of that pod that the runtime's
-/// own pod does not have are the job's, reported at the field that brought them.
-fn effective_pod(
+/// The pods a TrainJob gets from `runtime` on `release`, as Trainer's controller makes
+/// them ([`effective_pod`]) from what the API server keeps of both objects: the index
+/// of the runtime's trainer job, its pod template as the runtime has it, and the pod
+/// template the TrainJob's pods get. None when the runtime has no trainer job with a
+/// pod template (the CRD's or RDG157's finding). `lint` judges this pod; `render`
+/// checks the one it makes of the same function against the plan.
+pub fn trainer_pods(
+    train_job: &Value,
+    runtime: &Value,
+    release: Release,
+) -> Option<(usize, Value, Value)> {
+    let kept = trainer_crd::prune(train_job, release.version);
+    let runtime = trainer_crd::prune(runtime, release.version);
+    let (index, job) = trainer_job(&runtime)?;
+    let name = job["name"].as_str()?;
+    let original = &job["template"]["spec"]["template"];
+    if !original["spec"].is_object() {
+        // Not a pod spec: the CRD's finding.
+        return None;
+    }
+    let made = effective_pod(name, original, &kept["spec"], release);
+    Some((index, original.clone(), made))
+}
+
+/// Problems of the pod `doc` gets from `runtime` that the runtime's own pod does not
+/// have: the job's, reported at the field that brought them.
+fn effective_pod_findings(
     doc: &Value,
     runtime: &Value,
-    patches: &[PodPatch<'_>],
     release: TrainerRelease,
     facts: &ManifestFacts,
     replaced: bool,
 ) -> Vec<Finding> {
-    let Some((index, job)) = trainer_job(runtime) else {
+    let Some((index, original, made)) = trainer_pods(doc, runtime, release.release) else {
         return Vec::new();
     };
-    let Some(job_name) = job["name"].as_str() else {
-        return Vec::new();
-    };
-    let original = pod_of(job);
-    if !original.is_object() {
-        // Not a pod spec: the CRD's finding.
-        return Vec::new();
-    }
-    let mut pod = original.clone();
-    let mut patch_pointer = None;
-    for PodPatch {
-        base,
-        targets,
-        patch,
-    } in patches
-    {
-        if targets.iter().any(|(_, t)| t == job_name) && patch.is_object() {
-            apply_pod_patch(&mut pod, patch);
-            patch_pointer.get_or_insert_with(|| base.clone());
-        }
-    }
+    let (original, pod) = (&original["spec"], &made["spec"]);
+    let kept = trainer_crd::prune(doc, release.version());
+    let job_name = trainer_job(runtime).and_then(|(_, j)| j["name"].as_str());
+    let field = release.release.patch_field();
+    let patch_pointer = pod_patches(&kept["spec"])
+        .into_iter()
+        .find(|p| p.field == field && job_name.is_some_and(|n| p.targets(n)) && p.spec.is_object())
+        .map(|p| format!("/spec{}/spec", p.at));
     let trainer = &doc["spec"]["trainer"];
-    if let Some(container) = pod["containers"]
-        .as_array_mut()
-        .and_then(|cs| cs.iter_mut().find(|c| c["name"] == NODE))
-    {
-        if let Some(env) = trainer["env"].as_array() {
-            upsert(container, "env", env, "name");
-        }
-        for field in ["image", "command", "args"] {
-            if !trainer[field].is_null() {
-                container[field] = trainer[field].clone();
-            }
-        }
-        let per_node = &trainer["resourcesPerNode"];
-        if per_node["limits"].is_object() || per_node["requests"].is_object() {
-            if release.replaces_resources() {
-                container["resources"] = per_node.clone();
-            } else {
-                // Per resource name, the TrainJob's winning (MergeResourceRequirements).
-                let mut resources = match container["resources"].take() {
-                    Value::Object(map) => map,
-                    _ => serde_json::Map::new(),
-                };
-                for section in ["limits", "requests"] {
-                    if let Some(values) = per_node[section].as_object() {
-                        let mut merged = resources
-                            .get(section)
-                            .and_then(Value::as_object)
-                            .cloned()
-                            .unwrap_or_default();
-                        for (k, v) in values {
-                            merged.insert(k.clone(), v.clone());
-                        }
-                        resources.insert(section.to_owned(), Value::Object(merged));
-                    }
-                }
-                container["resources"] = Value::Object(resources);
-            }
-        }
-    }
     let base = pod_pointer(index);
     let name = doc["metadata"]["name"].as_str().unwrap_or("<job>");
     let peer = format!("{name}-node-0-0.{name} (PET_MASTER_ADDR)");
@@ -846,7 +760,7 @@ fn effective_pod(
         doc["spec"]["runtimeRef"]["name"].as_str().unwrap_or("?")
     );
     let mut out = Vec::new();
-    for f in pod_shape(&pod, &base, &peer, facts) {
+    for f in pod_shape(pod, &base, &peer, facts) {
         if let Some(n) = known.get_mut(&(f.rule, f.message.clone()))
             && *n > 0
         {
@@ -858,7 +772,7 @@ fn effective_pod(
             continue;
         }
         let pointer = f.pointer.as_deref().unwrap_or("");
-        let at = blame(pointer, &pod, trainer, patch_pointer.as_deref());
+        let at = blame(pointer, pod, trainer, patch_pointer.as_deref());
         out.push(Finding::at_pointer(
             f.rule,
             format!(
@@ -891,88 +805,6 @@ fn blame(pointer: &str, pod: &Value, trainer: &Value, patch: Option<&str>) -> St
         return "/spec/trainer/resourcesPerNode".to_owned();
     }
     patch.map_or_else(|| "/spec/runtimeRef".to_owned(), str::to_owned)
-}
-
-/// Apply a PodSpecPatch (or 2.1 PodTemplateSpecOverride spec) to `pod` as Trainer's
-/// strategic merge does: containers, init containers, volumes and the like by name,
-/// maps merged, other lists (tolerations, `capabilities.add`) replaced.
-fn apply_pod_patch(pod: &mut Value, patch: &Value) {
-    let Some(patch) = patch.as_object() else {
-        return;
-    };
-    for (key, value) in patch {
-        match key.as_str() {
-            "containers" | "initContainers" => {
-                for c in value.as_array().into_iter().flatten() {
-                    let existing = pod[key.as_str()]
-                        .as_array_mut()
-                        .and_then(|cs| cs.iter_mut().find(|e| e["name"] == c["name"]));
-                    if let Some(existing) = existing {
-                        merge_container(existing, c);
-                    }
-                }
-            }
-            "volumes" | "imagePullSecrets" | "schedulingGates" => {
-                if let Some(list) = value.as_array() {
-                    upsert(pod, key, list, "name");
-                }
-            }
-            _ => merge_value(&mut pod[key.as_str()], value),
-        }
-    }
-}
-
-fn merge_container(container: &mut Value, patch: &Value) {
-    let Some(patch) = patch.as_object() else {
-        return;
-    };
-    for (key, value) in patch {
-        match key.as_str() {
-            "name" => {}
-            "env" => {
-                if let Some(list) = value.as_array() {
-                    upsert(container, "env", list, "name");
-                }
-            }
-            "volumeMounts" => {
-                if let Some(list) = value.as_array() {
-                    upsert(container, "volumeMounts", list, "mountPath");
-                }
-            }
-            _ => merge_value(&mut container[key.as_str()], value),
-        }
-    }
-}
-
-/// Maps merged key by key; anything else (lists among it) replaced.
-fn merge_value(target: &mut Value, patch: &Value) {
-    match (target.as_object_mut(), patch.as_object()) {
-        (Some(target), Some(patch)) => {
-            for (k, v) in patch {
-                merge_value(target.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-        _ => *target = patch.clone(),
-    }
-}
-
-/// Upsert `list`'s items into `object[key]` by their `merge_key`.
-fn upsert(object: &mut Value, key: &str, list: &[Value], merge_key: &str) {
-    if !object[key].is_array() {
-        object[key] = Value::Array(Vec::new());
-    }
-    let Some(target) = object[key].as_array_mut() else {
-        return;
-    };
-    for item in list {
-        match target
-            .iter_mut()
-            .find(|t| t[merge_key] == item[merge_key] && !item[merge_key].is_null())
-        {
-            Some(existing) => *existing = item.clone(),
-            None => target.push(item.clone()),
-        }
-    }
 }
 
 /// The kind a document was meant to be, when it names a Trainer kind with the wrong

@@ -1,14 +1,14 @@
 //! Rendered Kubeflow Trainer v2 objects read back against their plan: the runtime's
 //! `node` pod template must be the one planned, and the pod Trainer would make of that
-//! runtime and a rendered TrainJob (`plan::trainer::effective`) must be the pod the
+//! runtime and a rendered TrainJob (`kubeflow::trainer::effective_pod`) must be the pod the
 //! job's plan holds. A template or quoting mistake that changes an image, a command, an
 //! env value, a resource or a patch is caught here, whatever the template looks like.
 
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
+use crate::kubeflow::trainer::{NODE as NODE_JOB, Release, effective_pod};
 use crate::plan::TrainJobPlan;
-use crate::plan::trainer::effective::NODE_JOB;
 use crate::plan::trainer::{RuntimePlan, differences};
 
 /// Where a runtime keeps the `node` pod template, as a JSON pointer, if it has one.
@@ -44,8 +44,15 @@ pub fn runtime_fidelity(doc: &Value, plan: &RuntimePlan) -> Vec<Finding> {
     out
 }
 
+/// The pod Trainer makes of the runtime's `node` pod template `runtime_pod` and the
+/// rendered TrainJob `doc` on `release`: the one function `lint` judges a TrainJob's
+/// pods by too (`verify::trainer::trainer_pods`).
+pub fn pod_trainer_makes(runtime_pod: &Value, doc: &Value, release: Release) -> Value {
+    effective_pod(NODE_JOB, runtime_pod, &doc["spec"], release)
+}
+
 /// The rendered TrainJob `doc` of job `name` against its plan; `made` is the pod
-/// Trainer makes of the runtime and `doc` (`effective::effective_pod`).
+/// Trainer makes of the runtime and `doc` ([`pod_trainer_makes`]).
 pub fn train_job_fidelity(
     doc: &Value,
     made: &Value,

@@ -353,9 +353,9 @@ fn an_overlays_tolerations_are_added_to_the_jobs_in_every_replica() {
 
 #[test]
 fn a_trainjob_gives_its_pods_the_jobs_and_the_overlays_tolerations() {
-    use rdmagen::model::target::Version;
-    use rdmagen::plan::TrainerTarget;
-    use rdmagen::plan::trainer::effective::effective_pod;
+    use rdmagen::kubeflow::trainer::effective_pod;
+    use rdmagen::kubeflow::trainer::{NODE, Release};
+    use rdmagen::version::Version;
 
     for minor in [1, 3] {
         let dir = tempfile::tempdir().unwrap();
@@ -387,11 +387,8 @@ fn a_trainjob_gives_its_pods_the_jobs_and_the_overlays_tolerations() {
         assert_eq!(tolerations_of(&runtime_pod), ["pool-taint"], "2.{minor}");
         // Trainer replaces the runtime's list with the TrainJob's (strategic merge),
         // so the TrainJob carries both.
-        let target = TrainerTarget {
-            release: Version::new(2, minor),
-            cluster_scoped: false,
-        };
-        let pod = effective_pod(&runtime_pod, &train_job["spec"], target);
+        let target = Release::new(Version::new(2, minor));
+        let pod = effective_pod(NODE, &runtime_pod, &train_job["spec"], target);
         assert_eq!(
             tolerations_of(&pod),
             ["job-taint", "pool-taint"],

@@ -12,9 +12,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use rdmagen::model::target::Version;
-use rdmagen::plan::TrainerTarget;
-use rdmagen::plan::trainer::effective::effective_pod;
+use rdmagen::kubeflow::trainer::effective_pod;
+use rdmagen::kubeflow::trainer::{NODE, Release};
+use rdmagen::version::Version;
 
 use crate::support::{rdmagen, root, text, tree};
 
@@ -205,11 +205,11 @@ fn pod_templates(docs: &[Value]) -> Vec<(String, Value)> {
                 } else {
                     3
                 };
-                let target = TrainerTarget {
-                    release: Version::new(2, minor),
-                    cluster_scoped: false,
-                };
-                out.push((format!("{kind} node"), effective_pod(base, spec, target)));
+                let target = Release::new(Version::new(2, minor));
+                out.push((
+                    format!("{kind} node"),
+                    effective_pod(NODE, base, spec, target),
+                ));
             }
             other => {
                 panic!("pod_templates: teach this test where a `{other}` keeps its pods' shape")

@@ -1,10 +1,10 @@
 //! Kubeflow Trainer v2 output: what is written where, what its real consumers read,
 //! and that a TrainJob gives its pods what the same job gets as a PyTorchJob.
 
-use rdmagen::model::target::Version;
-use rdmagen::plan::TrainerTarget;
-use rdmagen::plan::trainer::effective::effective_pod;
+use rdmagen::kubeflow::trainer::effective_pod;
+use rdmagen::kubeflow::trainer::{NODE, Release};
 use rdmagen::verify::parse;
+use rdmagen::version::Version;
 use serde_json::Value;
 
 use crate::support::{rdmagen, root, text, tree};
@@ -128,10 +128,7 @@ fn a_runtime_container_without_an_image_is_refused() {
 fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
     let mut compared = 0;
     for (example, minor) in EXAMPLES {
-        let target = TrainerTarget {
-            release: Version::new(2, minor),
-            cluster_scoped: false,
-        };
+        let target = Release::new(Version::new(2, minor));
         let golden = root().join("golden").join(example);
         let runtime = tree(&golden.join("runtimes"))
             .into_iter()
@@ -156,7 +153,7 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
             assert_eq!(job["kind"], "PyTorchJob");
             let name = job["metadata"]["name"].as_str().unwrap();
             let train_job = one(&format!("golden/{example}/{name}/trainjob.yaml"));
-            let mut made = effective_pod(&base, &train_job["spec"], target);
+            let mut made = effective_pod(NODE, &base, &train_job["spec"], target);
             made["spec"]["containers"][0]["name"] = "pytorch".into();
             let mut want = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"].clone();
             // Trainer appends a TrainJob's new variables after the runtime's
@@ -273,4 +270,73 @@ fn golden_trainer_objects_validate_against_their_release_crds() {
         found.iter().any(|f| f.message.contains("numProcPerNode")),
         "{found:#?}"
     );
+}
+
+/// `lint` and `render` judge a TrainJob's pods by one model of what Trainer's
+/// controller makes (issue 23). For every golden TrainJob and its runtime: the pod
+/// lint judges (`verify::trainer::trainer_pods`, from what the API server keeps of
+/// both objects) is the pod render's fidelity check holds to the plan's
+/// (`verify::trainer_fidelity::pod_trainer_makes`; `render` of the examples, which the
+/// golden tests run, fails if it is not the plan's), and lint finds no error in that
+/// pod that the runtime's own pod does not have (render fails on one).
+#[test]
+fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
+    use rdmagen::diagnostics::Severity;
+    use rdmagen::verify::manifest::ManifestFacts;
+    use rdmagen::verify::trainer::{TrainerRelease, check_all, trainer_pods};
+    use rdmagen::verify::trainer_fidelity::pod_trainer_makes;
+
+    // Each golden tree of TrainJobs and the release its pool targets.
+    let trees = [
+        ("trainer-v2-roce/", 3),
+        ("trainer-v2.1-ib/", 1),
+        ("smoke/h100-trainer-roce/", 3),
+        ("smoke/a100-trainer-hdr-ib/", 1),
+    ];
+    let mut judged = Vec::new();
+    for (path, _) in tree(&root().join("golden")) {
+        let Some(dir) = path.strip_suffix("/trainjob.yaml") else {
+            continue;
+        };
+        let (_, minor) = trees
+            .iter()
+            .find(|(t, _)| path.starts_with(t))
+            .unwrap_or_else(|| panic!("{path}: add its tree and release to this test"));
+        let version = Version::new(2, *minor);
+        let release = Release::new(version);
+        let train_job = one(&format!("golden/{path}"));
+        let runtimes = format!(
+            "golden/{}/runtimes",
+            dir.rsplit_once('/').map_or("", |(d, _)| d)
+        );
+        let name = &train_job["spec"]["runtimeRef"]["name"];
+        let runtime = tree(&root().join(&runtimes))
+            .into_iter()
+            .map(|(file, _)| one(&format!("{runtimes}/{file}")))
+            .find(|r| r["metadata"]["name"] == *name)
+            .unwrap_or_else(|| panic!("{path}: runtime {name} in {runtimes}"));
+
+        let (_, linted_from, linted) =
+            trainer_pods(&train_job, &runtime, release).expect("a trainer job");
+        let rendered = pod_trainer_makes(&runtime_pod(&runtime), &train_job, release);
+        assert_eq!(linted_from, runtime_pod(&runtime), "{path}");
+        assert_eq!(linted, rendered, "{path}");
+        // The TrainJob changes the pod: the model is not judged on a no-op.
+        assert_ne!(rendered, runtime_pod(&runtime), "{path}");
+
+        let docs = [runtime, train_job];
+        let found: Vec<String> = check_all(
+            &docs,
+            TrainerRelease::given(version),
+            &ManifestFacts::default(),
+        )
+        .into_iter()
+        .filter(|(i, f)| *i == 1 && f.rule.info().severity == Severity::Error)
+        .filter(|(_, f)| f.message.starts_with("in the pods this TrainJob gets"))
+        .map(|(_, f)| format!("{}: {}", f.rule.info().id, f.message))
+        .collect();
+        assert_eq!(found, Vec::<String>::new(), "{path}");
+        judged.push(path);
+    }
+    assert_eq!(judged.len(), 7, "{judged:?}");
 }
