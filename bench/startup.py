@@ -61,12 +61,12 @@ def load():
         return "unknown"
 
 
-def section(label, rows, commit):
+def section(label, rows, commit, runs=RUNS):
     lines = [
         HEADING,
         "",
         f"A one-job `rdmagen render DIR` (nothing written; stdout to /dev/null) against `rdmagen --version`, "
-        f"paired and alternating, median of {RUNS} pairs each, release build, rdmagen {commit} ({label}), "
+        f"paired and alternating, median of {runs} pairs each, release build, rdmagen {commit} ({label}), "
         f"{os.cpu_count()} cores, 1-minute load {load()} at the start. Acceptance: render ≤ 2× `--version` and ≤ 6 ms.",
         "",
         "| example | `--version` wall / CPU | `render` wall / CPU | ratio (wall) | ≤ 2× and ≤ 6 ms |",
@@ -105,7 +105,7 @@ def main():
         v, r = paired(args.runs, [BIN, "render", os.path.join(ROOT, path)])
         rows.append((name, path, v, r))
         print(f"{name}: --version {v[0]:.2f} ms ({v[1]:.2f} CPU), render {r[0]:.2f} ms ({r[1]:.2f} CPU)", flush=True)
-    text = section(args.label, rows, commit)
+    text = section(args.label, rows, commit, args.runs)
     if not args.no_write:
         write_section(text)
     print(text)
