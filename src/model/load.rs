@@ -15,7 +15,7 @@ use crate::model::common::API_VERSION;
 use crate::model::input_check;
 use crate::model::job::JobDocument;
 use crate::model::pool::PoolDocument;
-use crate::model::schema::VALIDATORS;
+use crate::model::schema::{self, InputKind, VALIDATORS};
 use crate::yaml::tree::{Document, Seg, parse_documents};
 use crate::yaml::{tree_de, tree_value};
 
@@ -134,14 +134,12 @@ pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> F
         let pools_before = out.pools.len();
         match (api_version, kind) {
             (Some(API_VERSION), Some("Job")) => {
-                let v = &*VALIDATORS;
-                if let Some(value) = typed(&doc, (&v.job, &v.job_schema), findings) {
+                if let Some(value) = typed(&doc, InputKind::Job, findings) {
                     out.jobs.push((index, Loaded { value, doc }));
                 }
             }
             (Some(API_VERSION), Some("Pool")) => {
-                let v = &*VALIDATORS;
-                if let Some(value) = typed(&doc, (&v.pool, &v.pool_schema), findings) {
+                if let Some(value) = typed(&doc, InputKind::Pool, findings) {
                     out.pools.push((index, Loaded { value, doc }));
                 }
             }
@@ -194,17 +192,26 @@ pub fn reread_jobs(
 }
 
 /// Validate one document against its schema (every violation is reported), then
-/// deserialise it into its typed form from the same parsed tree.
+/// deserialise it into its typed form from the same parsed tree. A valid document is
+/// judged by the fast check alone; the full schema is generated and compiled only for
+/// one that fails it, to report each violation.
 fn typed<T: DeserializeOwned>(
     doc: &Document,
-    (validator, schema): (&jsonschema::Validator, &serde_json::Value),
+    kind: InputKind,
     findings: &mut Findings,
 ) -> Option<T> {
     let value = tree_value::to_value(&doc.root);
-    let before = findings.len();
-    input_check::check(doc, &value, validator, schema, findings);
-    if findings.len() > before {
-        return None;
+    if !schema::is_valid(kind, &value) {
+        let v = &*VALIDATORS;
+        let (validator, schema) = match kind {
+            InputKind::Job => (&v.job, &v.job_schema),
+            InputKind::Pool => (&v.pool, &v.pool_schema),
+        };
+        let before = findings.len();
+        input_check::check(doc, &value, validator, schema, findings);
+        if findings.len() > before {
+            return None;
+        }
     }
     match tree_de::from_node::<T>(&doc.root) {
         Ok(value) => Some(value),

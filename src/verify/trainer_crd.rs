@@ -61,8 +61,11 @@
 //!   vendored CRD has one).
 //!
 //! The schemas are embedded as the CRDs' `openAPIV3Schema` without descriptions
-//! (schemas/trainer/, checked against the vendored CRDs by tests/cli/trainer_crd.rs)
-//! and compiled on first use, once per run.
+//! (schemas/trainer/, checked against the vendored CRDs by tests/cli/trainer_crd.rs),
+//! and beside each its strict form, generated ahead of time (`*.strict.json`, checked
+//! against [`strict`] of the first by the same tests): a run only compiles the strict
+//! schema of the kind and release it meets, on first use, once per run. Converting a
+//! CRD at run time cost about 2 ms of CPU per schema (bench/RESULTS.md, issue 23).
 
 use std::sync::OnceLock;
 
@@ -186,6 +189,27 @@ impl CrdRelease {
         }
     }
 
+    /// The strict schema of `kind`'s CRD ([`strict`] of [`embedded`](Self::embedded)) as
+    /// committed JSON text, generated ahead of time so that a run never converts a CRD
+    /// or translates its CEL rules: [`strict_text`] regenerates it, and
+    /// tests/cli/trainer_crd.rs fails when the committed file differs.
+    pub fn strict_embedded(self, kind: TrainerKind) -> &'static str {
+        match (self, kind.is_runtime()) {
+            (CrdRelease::V2_1_0, false) => {
+                include_str!("../../schemas/trainer/v2.1.0/trainjobs.strict.json")
+            }
+            (CrdRelease::V2_1_0, true) => {
+                include_str!("../../schemas/trainer/v2.1.0/trainingruntimes.strict.json")
+            }
+            (CrdRelease::V2_3_0, false) => {
+                include_str!("../../schemas/trainer/v2.3.0/trainjobs.strict.json")
+            }
+            (CrdRelease::V2_3_0, true) => {
+                include_str!("../../schemas/trainer/v2.3.0/trainingruntimes.strict.json")
+            }
+        }
+    }
+
     fn index(self, kind: TrainerKind) -> usize {
         let release = match self {
             CrdRelease::V2_1_0 => 0,
@@ -291,9 +315,8 @@ static COMPILED: [OnceLock<Compiled>; 4] = [const { OnceLock::new() }; 4];
 
 fn compiled(crd: CrdRelease, kind: TrainerKind) -> &'static Compiled {
     COMPILED[crd.index(kind)].get_or_init(|| {
-        let upstream: Value =
-            serde_json::from_str(crd.embedded(kind)).expect("schemas/trainer/*.json is valid JSON");
-        let schema = strict(&upstream);
+        let schema: Value = serde_json::from_str(crd.strict_embedded(kind))
+            .expect("schemas/trainer/*.strict.json is valid JSON");
         let validator = jsonschema::draft7::new(&schema)
             .unwrap_or_else(|e| panic!("the strict Trainer {} schema compiles: {e}", crd.tag()));
         Compiled { validator, schema }
@@ -604,6 +627,16 @@ pub fn strict(upstream: &Value) -> Value {
         );
     }
     schema
+}
+
+/// The committed text of [`CrdRelease::strict_embedded`]: [`strict`] of the embedded
+/// upstream schema, one line of JSON and a newline.
+pub fn strict_text(crd: CrdRelease, kind: TrainerKind) -> String {
+    let upstream: Value =
+        serde_json::from_str(crd.embedded(kind)).expect("schemas/trainer/*.json is valid JSON");
+    let mut text = serde_json::to_string(&strict(&upstream)).expect("a schema serialises");
+    text.push('\n');
+    text
 }
 
 /// Every CEL rule in a CRD's `openAPIV3Schema`, and whether [`strict`] checks it.

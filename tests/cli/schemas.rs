@@ -156,3 +156,114 @@ fn inputs_schema_checks_each_document_as_its_kind() {
         assert!(!errors(&inputs, &doc).is_empty(), "{what} validates");
     }
 }
+
+/// Every document the tests hold (the examples, tests/bad, the snapshots' inputs), as
+/// rdmagen reads it, with where it came from.
+fn every_input_document() -> Vec<(String, Value)> {
+    use rdmagen::yaml::{tree::parse_documents, tree_value::to_value};
+    let mut dirs = crate::support::examples();
+    dirs.push(root().join("tests"));
+    let mut documents = Vec::new();
+    for dir in dirs {
+        for (path, bytes) in crate::support::tree(&dir) {
+            if !(path.ends_with(".yaml") || path.ends_with(".yml")) {
+                continue;
+            }
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            let name: std::sync::Arc<str> = format!("{}/{path}", dir.display()).into();
+            let Ok(docs) = parse_documents(&name, &text) else {
+                continue;
+            };
+            for doc in docs {
+                let value = to_value(&doc.root);
+                if value["apiVersion"] == "rdmagen/v1alpha1" {
+                    documents.push((name.to_string(), value));
+                }
+            }
+        }
+    }
+    documents
+}
+
+/// Each document changed in one place: a field removed, an unknown field added to an
+/// object, a value replaced by one of a few of another type or out of range.
+fn variants(doc: &Value) -> Vec<Value> {
+    fn walk(root: &Value, node: &Value, pointer: String, out: &mut Vec<Value>) {
+        let replace = |with: Value| {
+            let mut v = root.clone();
+            *v.pointer_mut(&pointer).unwrap() = with;
+            v
+        };
+        for with in [
+            Value::Null,
+            Value::from(0),
+            Value::from(-1),
+            Value::from(1.5),
+            Value::from("x"),
+            Value::from(true),
+            serde_json::json!([]),
+            serde_json::json!({}),
+        ] {
+            if *node != with {
+                out.push(replace(with));
+            }
+        }
+        match node {
+            Value::Object(map) => {
+                let mut added = node.clone();
+                added["zzUnknown"] = Value::from("x");
+                out.push(replace(added));
+                for (key, child) in map {
+                    let mut removed = node.clone();
+                    removed.as_object_mut().unwrap().remove(key);
+                    out.push(replace(removed));
+                    let key = key.replace('~', "~0").replace('/', "~1");
+                    walk(root, child, format!("{pointer}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    walk(root, child, format!("{pointer}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = vec![doc.clone()];
+    walk(doc, doc, String::new(), &mut out);
+    out
+}
+
+/// The fast check of valid inputs (the embedded schema, Kubernetes definitions compiled
+/// on demand) judges every document as the full generated schema does: every example
+/// and test input, and each of them changed in one place. Were it to call a document
+/// valid that the full schema refuses, that document's findings would go unreported.
+#[test]
+fn the_fast_input_check_agrees_with_the_full_schema() {
+    use rdmagen::model::schema::{InputKind, VALIDATORS, is_valid};
+    let (mut documents, mut valid, mut invalid) = (0, 0, 0);
+    for (path, doc) in every_input_document() {
+        let (kind, full) = match doc["kind"].as_str() {
+            Some("Job") => (InputKind::Job, &VALIDATORS.job),
+            Some("Pool") => (InputKind::Pool, &VALIDATORS.pool),
+            _ => continue,
+        };
+        documents += 1;
+        for variant in variants(&doc) {
+            let expected = full.is_valid(&variant);
+            assert_eq!(
+                is_valid(kind, &variant),
+                expected,
+                "{path}: the fast check and the full schema disagree on {variant}"
+            );
+            if expected { valid += 1 } else { invalid += 1 }
+        }
+    }
+    assert!(documents >= 60, "{documents} documents");
+    assert!(
+        valid >= 1000 && invalid >= 10_000,
+        "{valid} valid, {invalid} invalid variants"
+    );
+}

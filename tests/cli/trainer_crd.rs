@@ -100,6 +100,30 @@ fn embedded_schemas_are_the_vendored_crds() {
     }
 }
 
+/// schemas/trainer/*/*.strict.json is the strict schema of the file beside it, as
+/// `strict` makes it; `RDMAGEN_BLESS=1` rewrites it.
+#[test]
+fn strict_schemas_are_generated_from_the_embedded_ones() {
+    let bless = std::env::var_os("RDMAGEN_BLESS").is_some();
+    let mut stale = Vec::new();
+    for crd in CrdRelease::ALL {
+        for kind in TrainerKind::ALL {
+            let expected = trainer_crd::strict_text(crd, kind);
+            let file = embedded_file(crd, kind).replace(".json", ".strict.json");
+            if bless && kind != TrainerKind::ClusterTrainingRuntime {
+                std::fs::write(root().join(&file), &expected).unwrap();
+            }
+            if crd.strict_embedded(kind) != expected {
+                stale.push(file);
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{stale:?} stale; RDMAGEN_BLESS=1 cargo test --test cli strict_schemas rewrites them"
+    );
+}
+
 /// Every keyword of the vendored schemas is understood, and every CEL rule is checked
 /// or compares with the stored object (immutability), which a manifest cannot break.
 #[test]
