@@ -74,17 +74,12 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule};
-use crate::model::target::Version;
+// The releases and the apiVersion are facts of the Trainer room, named here for the
+// CRD checks' callers.
+pub use crate::kubeflow::trainer::API_VERSION;
+pub use crate::kubeflow::trainer::release::{LATEST, OLDEST};
 use crate::verify::message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
-
-/// The `apiVersion` of every Trainer v2 object.
-pub const API_VERSION: &str = "trainer.kubeflow.org/v1alpha1";
-
-/// The latest Trainer release rdmagen knows: what `lint` assumes without `--trainer`.
-pub const LATEST: Version = Version::new(2, 3);
-
-/// The oldest Trainer release rdmagen can judge.
-pub const OLDEST: Version = Version::new(2, 1);
+use crate::version::Version;
 
 /// The three Trainer v2 kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
