@@ -355,6 +355,13 @@ impl Checker<'_> {
     /// it is, the entry holding it left out, and the rest read again, so that one
     /// run names every problem (a file holds a few dozen entries at most).
     fn shape(&mut self, mut root: Node) -> FileShape {
+        // serde's derive would take a list as the fields in order.
+        if let NodeKind::Sequence(_) = root.kind {
+            let at = self.at(root.line, root.column);
+            let message = "invalid type: sequence, expected a mapping of rules, overrides, minSeverity, pools, output and format";
+            self.problem(at, message);
+            return FileShape::default();
+        }
         loop {
             match tree_de::from_node::<Option<FileShape>>(&root) {
                 Ok(shape) => return shape.unwrap_or_default(),
