@@ -16,23 +16,15 @@ use clap::ValueEnum;
 
 use crate::diagnostics::escape::{cut, printable};
 use crate::diagnostics::policy::{Level, Levels, PathOverride, parse_severity};
-use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Findings, Location, Policy, Rule, RuleInfo, Severity, Sources};
 use crate::output::Format;
 use crate::yaml::tree::{Node, NodeKind, parse_documents};
+use crate::yaml::tree_de::{self, Located};
+use serde::Deserialize;
+use serde::de::{MapAccess, SeqAccess, Visitor};
 
 /// The file name looked for in the working directory and each directory above it.
 pub const FILE_NAME: &str = ".rdmagen.yaml";
-
-/// The keys of the file, in the order `rdmagen config` prints them.
-const KEYS: [&str; 6] = [
-    "rules",
-    "overrides",
-    "minSeverity",
-    "pools",
-    "output",
-    "format",
-];
 
 /// A value and where it was set (`FILE:LINE`).
 #[derive(Clone, Debug)]
@@ -157,6 +149,114 @@ fn search() -> Option<(PathBuf, String)> {
     nearest.filter(|(path, _)| path == Path::new(FILE_NAME))
 }
 
+/// The file as written: its shape, read by serde from the located tree the inputs
+/// are read from, unknown keys refused. What the values mean is checked after, by
+/// [`Checker`], so that every problem in the file is reported at once.
+#[derive(Deserialize, Default)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a mapping of rules, overrides, minSeverity, pools, output and format"
+)]
+struct FileShape {
+    rules: Option<Located<Entries>>,
+    overrides: Option<Located<Vec<Located<OverrideShape>>>>,
+    min_severity: Option<Located<String>>,
+    pools: Option<Located<Texts>>,
+    output: Option<Located<String>>,
+    format: Option<Located<String>>,
+}
+
+/// `{files: GLOB or [GLOB...], rules: {...}}`.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an override: a mapping of `files` and `rules`"
+)]
+struct OverrideShape {
+    files: Option<Located<Texts>>,
+    rules: Option<Located<Entries>>,
+}
+
+/// A mapping of texts to texts (rule IDs to levels), in file order, each with its
+/// place; empty when null.
+#[derive(Default)]
+struct Entries(Vec<(Located<String>, Located<String>)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a mapping of rule IDs to levels")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Entries, E> {
+                Ok(Entries::default())
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// One text or a list of them (`pools: pools`, `files: ["a/**", "b/**"]`).
+enum Texts {
+    One(String),
+    Many(Vec<Located<String>>),
+}
+
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Texts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a text or a list of texts")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Texts, E> {
+                Ok(Texts::One(text.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Texts, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Texts::Many(items))
+            }
+        }
+        // A scalar comes as text (`pools: 1` is the path "1"), a list as a list.
+        deserializer.deserialize_str(Visit)
+    }
+}
+
+impl Located<Texts> {
+    /// Each text with its place (a lone text is at the node's).
+    fn items(self) -> Vec<Located<String>> {
+        let (line, column) = (self.line, self.column);
+        match self.value {
+            Texts::One(value) => vec![Located {
+                value,
+                line,
+                column,
+            }],
+            Texts::Many(items) => items,
+        }
+    }
+}
+
+/// A configuration file's text read as `file` (the unit tests' way in).
+#[cfg(test)]
+pub(super) fn parse_text(file: &Path, text: &str) -> Result<Config, Invalid> {
+    parse(file, "given".to_owned(), text)
+}
+
 /// Parse the text of a configuration file; every problem is a finding at its place.
 fn parse(file: &Path, found: String, text: &str) -> Result<Config, Invalid> {
     let name: Arc<str> = Arc::from(file.to_string_lossy().replace('\\', "/"));
@@ -168,22 +268,23 @@ fn parse(file: &Path, found: String, text: &str) -> Result<Config, Invalid> {
         dir,
         ..Config::default()
     };
-    let mut reader = Reader {
+    let mut checker = Checker {
         file: name.clone(),
         findings: &mut findings,
     };
     match parse_documents(&name, text) {
-        Err(e) => e.report(name.clone(), reader.findings),
+        Err(e) => e.report(name.clone(), checker.findings),
         Ok(docs) if docs.len() > 1 => {
-            let at = reader.at(&docs[1].root);
-            reader.problem(
+            let at = checker.at(docs[1].root.line, docs[1].root.column);
+            checker.problem(
                 at,
                 "a configuration is one YAML document; this file has several",
             );
         }
-        Ok(docs) => {
-            if let Some(doc) = docs.first() {
-                reader.read(&doc.root, &mut config);
+        Ok(mut docs) => {
+            if let Some(doc) = docs.pop() {
+                let shape = checker.shape(doc.root);
+                checker.read(shape, &mut config);
             }
         }
     }
@@ -195,121 +296,141 @@ fn parse(file: &Path, found: String, text: &str) -> Result<Config, Invalid> {
     Err(Invalid { findings, sources })
 }
 
-/// Reads the tree of a configuration file into a [`Config`], noting every problem.
-struct Reader<'a> {
+/// Remove from `node` the outermost mapping entry or list item written at `at` (its
+/// key or its value starts there), so that deserialising again gets past a problem
+/// already reported. False when nothing below `node` is there.
+fn prune(node: &mut Node, at: (usize, usize)) -> bool {
+    let starts = |n: &Node| (n.line, n.column) == at;
+    let within = |n: &Node| (n.line, n.column) <= at && at <= n.end;
+    match &mut node.kind {
+        NodeKind::Scalar { .. } => false,
+        NodeKind::Sequence(items) => {
+            if let Some(i) = items.iter().position(starts) {
+                items.remove(i);
+                return true;
+            }
+            items.iter_mut().filter(|n| within(n)).any(|n| prune(n, at))
+        }
+        NodeKind::Mapping(entries) => {
+            if let Some(i) = entries.iter().position(|(k, v)| starts(k) || starts(v)) {
+                entries.remove(i);
+                return true;
+            }
+            entries
+                .iter_mut()
+                .filter(|(_, v)| within(v))
+                .any(|(_, v)| prune(v, at))
+        }
+    }
+}
+
+/// Reads a configuration file's tree into a [`Config`], noting every problem.
+struct Checker<'a> {
     file: Arc<str>,
     findings: &'a mut Findings,
 }
 
-impl Reader<'_> {
-    fn at(&self, node: &Node) -> Location {
+impl Checker<'_> {
+    fn at(&self, line: usize, column: usize) -> Location {
         Location {
             file: self.file.clone(),
-            line: node.line,
-            column: node.column,
+            line,
+            column,
         }
     }
 
-    fn origin(&self, node: &Node) -> String {
-        format!("{}:{}", self.file, node.line)
+    fn at_value<T>(&self, value: &Located<T>) -> Location {
+        self.at(value.line, value.column)
+    }
+
+    fn origin<T>(&self, value: &Located<T>) -> String {
+        format!("{}:{}", self.file, value.line)
     }
 
     fn problem(&mut self, at: Location, message: impl Into<String>) {
         self.findings.at(Rule::ConfigInvalid, message, at);
     }
 
-    /// The entries of a mapping, or a problem naming `what` when it is not one.
-    fn mapping<'n>(&mut self, node: &'n Node, what: &str) -> &'n [(Node, Node)] {
-        match &node.kind {
-            NodeKind::Mapping(entries) => entries,
-            NodeKind::Scalar { plain: true, text }
-                if text.is_empty() || text == "~" || text == "null" =>
-            {
-                &[]
-            }
-            _ => {
-                let at = self.at(node);
-                self.problem(at, format!("{what} must be a mapping"));
-                &[]
+    /// The file's shape. serde stops at the first problem: each is reported where
+    /// it is, the entry holding it left out, and the rest read again, so that one
+    /// run names every problem (a file holds a few dozen entries at most).
+    fn shape(&mut self, mut root: Node) -> FileShape {
+        // serde's derive would take a list as the fields in order.
+        if let NodeKind::Sequence(_) = root.kind {
+            let at = self.at(root.line, root.column);
+            let message = "invalid type: sequence, expected a mapping of rules, overrides, minSeverity, pools, output and format";
+            self.problem(at, message);
+            return FileShape::default();
+        }
+        loop {
+            match tree_de::from_node::<Option<FileShape>>(&root) {
+                Ok(shape) => return shape.unwrap_or_default(),
+                Err(e) => {
+                    let (line, column) = e.at.unwrap_or((root.line, root.column));
+                    let at = self.at(line, column);
+                    self.problem(at, e.message);
+                    if !prune(&mut root, (line, column)) {
+                        return FileShape::default();
+                    }
+                }
             }
         }
     }
 
-    fn text<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n str> {
-        match &node.kind {
-            NodeKind::Scalar { text, .. } => Some(text),
-            _ => {
-                let at = self.at(node);
-                self.problem(at, format!("{what} must be text"));
-                None
-            }
+    fn read(&mut self, shape: FileShape, config: &mut Config) {
+        if let Some(rules) = shape.rules {
+            config.rules = self.levels(rules.value);
         }
-    }
-
-    fn read(&mut self, root: &Node, config: &mut Config) {
-        for (key, value) in self.mapping(root, "the configuration") {
-            let Some(name) = self.text(key, "a key") else {
-                continue;
-            };
-            match name {
-                "rules" => config.rules = self.levels(value),
-                "overrides" => config.overrides = self.overrides(value),
-                "minSeverity" => {
-                    config.min_severity = self.severity(value).map(|s| Set {
-                        value: s,
-                        origin: self.origin(value),
-                    });
-                }
-                "pools" => {
-                    let paths = self.paths(value, &config.dir);
-                    config.pools = Some(Set {
-                        value: paths,
-                        origin: self.origin(value),
-                    });
-                }
-                "output" => {
-                    let path = self.output(value, &config.dir);
-                    config.output = path.map(|p| Set {
-                        value: p,
-                        origin: self.origin(value),
-                    });
-                }
-                "format" => config.format = self.format(value),
-                other => {
-                    let hint = match closest(other, KEYS) {
-                        Some(near) => format!("; did you mean {near}?"),
-                        None => format!("; the keys are {}", KEYS.join(", ")),
-                    };
-                    let at = self.at(key);
-                    self.problem(at, format!("unknown key `{other}`{hint}"));
-                }
-            }
+        if let Some(overrides) = shape.overrides {
+            config.overrides = self.overrides(overrides.value);
+        }
+        if let Some(word) = shape.min_severity {
+            config.min_severity = self.severity(&word).map(|value| Set {
+                value,
+                origin: self.origin(&word),
+            });
+        }
+        if let Some(pools) = shape.pools {
+            let origin = self.origin(&pools);
+            let value = pools
+                .items()
+                .iter()
+                .filter_map(|text| self.path(text, &config.dir))
+                .collect();
+            config.pools = Some(Set { value, origin });
+        }
+        if let Some(output) = shape.output {
+            config.output = self.output(&output, &config.dir).map(|value| Set {
+                value,
+                origin: self.origin(&output),
+            });
+        }
+        if let Some(word) = shape.format {
+            config.format = self.format(&word);
         }
     }
 
     /// `{RDG020: off, RDG013: error}`.
-    fn levels(&mut self, node: &Node) -> Levels {
+    fn levels(&mut self, entries: Entries) -> Levels {
         let mut levels = Levels::default();
-        for (key, value) in self.mapping(node, "rules") {
-            let Some(id) = self.text(key, "a rule ID") else {
-                continue;
-            };
-            let rule = match RuleInfo::by_id(id) {
+        for (id, word) in entries.0 {
+            let rule = match RuleInfo::by_id(&id.value) {
                 Some(info) if info.syntax => {
-                    let at = self.at(key);
                     let why = crate::diagnostics::policy::FIXED;
+                    let at = self.at_value(&id);
                     self.problem(at, format!("{} cannot be configured: {why}", info.id));
                     continue;
                 }
                 Some(info) => info.rule,
                 None => {
-                    let at = self.at(key);
-                    self.problem(at, format!("no rule `{id}`; `rdmagen rules` lists them"));
+                    let at = self.at_value(&id);
+                    let message = format!("no rule `{}`; `rdmagen rules` lists them", id.value);
+                    self.problem(at, message);
                     continue;
                 }
             };
             if levels.get(rule).is_some() {
-                let at = self.at(key);
+                let at = self.at_value(&id);
                 let id = rule.info().id;
                 self.problem(
                     at,
@@ -317,20 +438,16 @@ impl Reader<'_> {
                 );
                 continue;
             }
-            let Some(word) = self.text(value, "a level") else {
-                continue;
-            };
-            match Level::parse(word) {
-                Some(level) => levels.set(rule, level, self.origin(value)),
+            match Level::parse(&word.value) {
+                Some(level) => levels.set(rule, level, self.origin(&word)),
                 None => {
-                    let at = self.at(value);
-                    self.problem(
-                        at,
-                        format!(
-                            "`{word}` is not a level: write one of {}",
-                            Level::NAMES.join(", ")
-                        ),
+                    let at = self.at_value(&word);
+                    let message = format!(
+                        "`{}` is not a level: write one of {}",
+                        word.value,
+                        Level::NAMES.join(", ")
                     );
+                    self.problem(at, message);
                 }
             }
         }
@@ -338,62 +455,46 @@ impl Reader<'_> {
     }
 
     /// `[{files: GLOB or [GLOB...], rules: {...}}]`.
-    fn overrides(&mut self, node: &Node) -> Vec<PathOverride> {
-        let NodeKind::Sequence(items) = &node.kind else {
-            let at = self.at(node);
-            self.problem(
-                at,
-                "overrides must be a list of {files: GLOB, rules: {...}}",
-            );
-            return Vec::new();
-        };
+    fn overrides(&mut self, items: Vec<Located<OverrideShape>>) -> Vec<PathOverride> {
         let mut overrides = Vec::new();
         for item in items {
-            let (mut patterns, mut levels) = (Vec::new(), Levels::default());
-            let (mut has_files, mut has_rules) = (false, false);
-            for (key, value) in self.mapping(item, "an override") {
-                match key.as_str() {
-                    Some("files") => {
-                        has_files = true;
-                        patterns = self.texts(value, "files");
-                        if patterns.is_empty() {
-                            let at = self.at(value);
-                            self.problem(
-                                at,
-                                "`files` names no pattern: the override would apply nowhere",
-                            );
-                        }
-                    }
-                    Some("rules") => {
-                        has_rules = true;
-                        levels = self.levels(value);
-                    }
-                    _ => {
-                        let at = self.at(key);
-                        self.problem(at, "an override takes `files` and `rules`");
-                    }
-                }
-            }
-            if !has_files {
-                let at = self.at(item);
-                self.problem(
-                    at,
-                    "an override needs `files`: the glob patterns it applies to",
-                );
-            }
-            if !has_rules {
-                let at = self.at(item);
-                self.problem(at, "an override needs `rules`: the levels it sets");
-            }
-            for (node, pattern) in patterns {
-                match PathOverride::new(&pattern, levels.clone()) {
-                    Ok(o) => overrides.push(o),
-                    Err(why) => {
-                        let at = self.at(node);
+            let at = self.at_value(&item);
+            let OverrideShape { files, rules } = item.value;
+            let patterns = match files {
+                Some(files) => {
+                    let at = self.at_value(&files);
+                    let patterns = files.items();
+                    if patterns.is_empty() {
                         self.problem(
                             at,
-                            format!("`{}` is not a glob pattern: {why}", cut(&pattern, 80)),
+                            "`files` names no pattern: the override would apply nowhere",
                         );
+                    }
+                    patterns
+                }
+                None => {
+                    self.problem(
+                        at.clone(),
+                        "an override needs `files`: the glob patterns it applies to",
+                    );
+                    Vec::new()
+                }
+            };
+            let levels = match rules {
+                Some(rules) => self.levels(rules.value),
+                None => {
+                    self.problem(at, "an override needs `rules`: the levels it sets");
+                    Levels::default()
+                }
+            };
+            for pattern in patterns {
+                match PathOverride::new(&pattern.value, levels.clone()) {
+                    Ok(o) => overrides.push(o),
+                    Err(why) => {
+                        let at = self.at_value(&pattern);
+                        let message =
+                            format!("`{}` is not a glob pattern: {why}", cut(&pattern.value, 80));
+                        self.problem(at, message);
                     }
                 }
             }
@@ -401,27 +502,11 @@ impl Reader<'_> {
         overrides
     }
 
-    /// One text or a list of them.
-    fn texts<'n>(&mut self, node: &'n Node, what: &str) -> Vec<(&'n Node, String)> {
-        match &node.kind {
-            NodeKind::Sequence(items) => items
-                .iter()
-                .filter_map(|n| self.text(n, what).map(|t| (n, t.to_owned())))
-                .collect(),
-            _ => self
-                .text(node, what)
-                .map(|t| (node, t.to_owned()))
-                .into_iter()
-                .collect(),
-        }
-    }
-
     /// The output directory: a path inside the file's directory, never that directory
     /// itself (rendering swaps the whole directory) and never in `.git`.
-    fn output(&mut self, node: &Node, dir: &Path) -> Option<PathBuf> {
-        let text = self.text(node, "output")?;
-        let path = self.path(node, text, dir)?;
-        let mut parts = Path::new(text)
+    fn output(&mut self, text: &Located<String>, dir: &Path) -> Option<PathBuf> {
+        let path = self.path(text, dir)?;
+        let mut parts = Path::new(&text.value)
             .components()
             .filter(|c| !matches!(c, Component::CurDir));
         let refused = match parts.next() {
@@ -432,71 +517,67 @@ impl Reader<'_> {
             Some(_) => None,
         };
         if let Some(why) = refused {
-            let at = self.at(node);
-            self.problem(
-                at,
-                format!("output `{text}` {why}: name a directory of its own, e.g. rendered/"),
+            let at = self.at_value(text);
+            let message = format!(
+                "output `{}` {why}: name a directory of its own, e.g. rendered/",
+                text.value
             );
+            self.problem(at, message);
             return None;
         }
         Some(path)
     }
 
-    fn paths(&mut self, node: &Node, dir: &Path) -> Vec<PathBuf> {
-        self.texts(node, "pools")
-            .into_iter()
-            .filter_map(|(n, t)| self.path(n, &t, dir))
-            .collect()
-    }
-
     /// A path in the file: relative, inside the file's directory, taken from it.
-    fn path(&mut self, node: &Node, text: &str, dir: &Path) -> Option<PathBuf> {
-        let path = Path::new(text);
-        let inside = !text.is_empty()
+    fn path(&mut self, text: &Located<String>, dir: &Path) -> Option<PathBuf> {
+        let path = Path::new(&text.value);
+        let inside = !text.value.is_empty()
             && path
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !inside {
-            let at = self.at(node);
-            self.problem(at, format!("`{text}` must be a relative path inside the configuration's directory (no `..`, not absolute)"));
+            let at = self.at_value(text);
+            let message = format!(
+                "`{}` must be a relative path inside the configuration's directory (no `..`, not absolute)",
+                text.value
+            );
+            self.problem(at, message);
             return None;
         }
         Some(dir.join(path))
     }
 
-    fn severity(&mut self, node: &Node) -> Option<Severity> {
-        let word = self.text(node, "minSeverity")?;
-        let severity = parse_severity(word);
+    fn severity(&mut self, word: &Located<String>) -> Option<Severity> {
+        let severity = parse_severity(&word.value);
         if severity.is_none() {
-            let at = self.at(node);
-            self.problem(
-                at,
-                format!("`{word}` is not a severity: write info, warning or error"),
+            let at = self.at_value(word);
+            let message = format!(
+                "`{}` is not a severity: write info, warning or error",
+                word.value
             );
+            self.problem(at, message);
         }
         severity
     }
 
-    fn format(&mut self, node: &Node) -> Option<Set<Format>> {
-        let word = self.text(node, "format")?;
-        match Format::from_str(word, false) {
+    fn format(&mut self, word: &Located<String>) -> Option<Set<Format>> {
+        match Format::from_str(&word.value, false) {
             Ok(value) => Some(Set {
                 value,
-                origin: self.origin(node),
+                origin: self.origin(word),
             }),
             Err(_) => {
                 let names: Vec<String> = Format::value_variants()
                     .iter()
                     .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
                     .collect();
-                let at = self.at(node);
-                self.problem(
-                    at,
-                    format!(
-                        "`{word}` is not a format: write one of {}",
-                        names.join(", ")
-                    ),
+                let at = self.at_value(word);
+                let message = format!(
+                    "`{}` is not a format: write one of {}",
+                    word.value,
+                    names.join(", ")
                 );
+                self.problem(at, message);
                 None
             }
         }
@@ -625,14 +706,13 @@ fn format_name(format: Format) -> String {
 pub struct ConfigArgs {
     #[command(flatten)]
     pub rules: super::rule_args::RuleArgs,
-    /// The configuration read, filled in after parsing.
-    #[arg(skip)]
-    pub config: Option<Config>,
 }
 
-pub fn show(args: &ConfigArgs, io: &mut super::Streams<'_>) -> Result<(), crate::error::Error> {
-    let config = args.config.clone().unwrap_or_default();
-    let text = config.describe(&args.rules.reporting_policy());
+pub fn show(
+    settings: &super::Settings,
+    io: &mut super::Streams<'_>,
+) -> Result<(), crate::error::Error> {
+    let text = settings.config.describe(&settings.reporting_policy());
     // Paths and patterns come from the file: one escaped line each.
     for line in text.lines() {
         writeln!(io.out, "{}", crate::diagnostics::escape::printable(line))
@@ -659,4 +739,121 @@ pub fn present_invalid(
         hidden: Vec::new(),
         quiet: format.is_machine_read(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each problem of `text` as `LINE:COLUMN message`, in the order found.
+    fn problems(text: &str) -> Vec<String> {
+        let Err(invalid) = parse_text(Path::new(FILE_NAME), text) else {
+            return Vec::new();
+        };
+        invalid
+            .findings
+            .iter()
+            .map(|f| {
+                let at = f.location.as_ref().expect("every problem is located");
+                assert_eq!(&*at.file, FILE_NAME);
+                format!("{}:{} {}", at.line, at.column, f.message)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shape_errors_are_serdes_at_their_key_or_value() {
+        assert_eq!(
+            problems("rules: {}\nminseverity: error\n"),
+            ["2:1 unknown key `minseverity`; did you mean minSeverity?"]
+        );
+        assert_eq!(
+            problems("colour: never\n"),
+            [
+                "1:1 unknown key `colour`; the keys are rules, overrides, minSeverity, pools, output, format"
+            ]
+        );
+        assert_eq!(
+            problems("rules: [RDG020]\n"),
+            ["1:8 invalid type: sequence, expected a mapping of rule IDs to levels"]
+        );
+        assert_eq!(
+            problems("format: {json: yes}\n"),
+            ["1:9 invalid type: map, expected a string"]
+        );
+        assert_eq!(
+            problems("overrides:\n  - files: x\n    rule: {RDG020: off}\n"),
+            [
+                "3:5 unknown key `rule`; did you mean rules?",
+                "2:5 an override needs `rules`: the levels it sets",
+            ]
+        );
+        assert_eq!(
+            problems("- rules\n"),
+            [
+                "1:1 invalid type: sequence, expected a mapping of rules, overrides, minSeverity, pools, output and format"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_at_once() {
+        let text = "rules:\n  RDG020: of\n  RDG998: off\nformats: json\noutput: ../elsewhere\npools: [a, /etc]\nminSeverity: loud\n";
+        assert_eq!(
+            problems(text),
+            [
+                "4:1 unknown key `formats`; did you mean format?",
+                "2:11 `of` is not a level: write one of off, info, warning, error",
+                "3:3 no rule `RDG998`; `rdmagen rules` lists them",
+                "7:14 `loud` is not a severity: write info, warning or error",
+                "6:12 `/etc` must be a relative path inside the configuration's directory (no `..`, not absolute)",
+                "5:9 `../elsewhere` must be a relative path inside the configuration's directory (no `..`, not absolute)",
+            ]
+        );
+        assert_eq!(
+            problems("overrides:\n  - files: []\n  - rules: {rdg020: off, RDG020: error}\n"),
+            [
+                "2:12 `files` names no pattern: the override would apply nowhere",
+                "2:5 an override needs `rules`: the levels it sets",
+                "3:5 an override needs `files`: the glob patterns it applies to",
+                "3:26 RDG020 is set twice (IDs are read without regard to case)",
+            ]
+        );
+        assert_eq!(
+            problems("rules: {}\n---\nrules: {}\n"),
+            ["3:1 a configuration is one YAML document; this file has several"]
+        );
+    }
+
+    #[test]
+    fn values_keep_where_they_were_set() {
+        let text = "# rules\n\nformat: brief\npools:\n  - a\n  - b\noutput: out\nminSeverity: warning\nrules: {RDG020: off}\n";
+        let config = parse_text(Path::new("repo/.rdmagen.yaml"), text).unwrap_or_else(|_| panic!());
+        let format = config.format.unwrap();
+        assert_eq!(
+            (format.value, format.origin.as_str()),
+            (Format::Brief, "repo/.rdmagen.yaml:3")
+        );
+        let pools = config.pools.unwrap();
+        assert_eq!(
+            pools.value,
+            [PathBuf::from("repo/a"), PathBuf::from("repo/b")]
+        );
+        assert_eq!(pools.origin, "repo/.rdmagen.yaml:5");
+        assert_eq!(config.output.unwrap().value, PathBuf::from("repo/out"));
+        assert_eq!(config.min_severity.unwrap().value, Severity::Warning);
+        let rules: Vec<_> = config
+            .rules
+            .iter()
+            .map(|(r, l, o)| (r.info().id, l, o.to_owned()))
+            .collect();
+        assert_eq!(
+            rules,
+            [("RDG020", Level::Off, "repo/.rdmagen.yaml:9".to_owned())]
+        );
+        // Empty, null and comment-only files configure nothing.
+        for text in ["", "~\n", "# nothing\n", "rules:\noverrides:\n"] {
+            assert!(problems(text).is_empty(), "{text:?}");
+        }
+    }
 }

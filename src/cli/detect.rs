@@ -98,7 +98,7 @@ pub struct DetectArgs {
     pub rules: super::rule_args::RuleArgs,
 }
 
-pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
     if args.print_commands {
         return write!(io.out, "{}", commands::text()).map_err(stdout);
     }
@@ -142,10 +142,10 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         None => None,
     };
     // Captures are not YAML: levels apply, comments do not.
-    args.rules.rendering_policy()?.apply(&mut findings, 0, &[]);
+    s.rendering_policy()?.apply(&mut findings, 0, &[]);
     findings.sort();
-    present::findings_beside(io, &findings, &sources, &args.print)?;
-    if args.print.format == Format::Human {
+    present::findings_beside(io, &findings, &sources, &s.print)?;
+    if s.print.format == Format::Human {
         let what = draft.as_ref().map_or("no pool".to_owned(), |d| {
             format!(
                 "{} pool `{}`, {} data NIC(s)",
@@ -161,7 +161,7 @@ pub fn run(args: &DetectArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         write!(io.out, "{text}").map_err(stdout)?;
     }
     let consequence = if printed { "" } else { "; no pool was printed" };
-    exit::verdict(&findings, &args.print, consequence, false)
+    exit::verdict(&findings, &s.print, consequence, false)
 }
 
 /// Render the pool and read it back as render would: through the loader (schema)

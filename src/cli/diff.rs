@@ -29,8 +29,8 @@ pub struct DiffArgs {
     pub print: OutputArgs,
 }
 
-pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    present::refuse_for_comparisons(&args.print, "diff")?;
+pub fn run(args: &DiffArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
+    present::refuse_for_comparisons(&s.print, "diff")?;
     args.stdin.apply([&args.old, &args.new])?;
     let is_file = |p: &Path| files::is_stdin(p) || p.is_file();
     for (stdin, other) in [(&args.old, &args.new), (&args.new, &args.old)] {
@@ -55,7 +55,7 @@ pub fn run(args: &DiffArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             new: &new,
         }
     };
-    present::comparison(io, &cmp, &labels, &args.print, args.semantic)
+    present::comparison(io, &cmp, &labels, &s.print, args.semantic)
 }
 
 /// A path as labelled: as given, standard input by its `--stdin-filename`.

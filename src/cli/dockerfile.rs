@@ -46,7 +46,7 @@ pub struct DockerfileArgs {
     pub rules: super::rule_args::RuleArgs,
 }
 
-pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+pub fn run(args: &DockerfileArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
     if let Some(base) = &args.base {
         base_image::check_reference(base).map_err(|e| Error::Usage(format!("--base: {e}")))?;
         if args.full || args.template.is_some() {
@@ -74,7 +74,7 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         pins,
     };
     // Pin files and templates are not Dockerfiles: levels apply, comments do not.
-    let policy = args.rules.rendering_policy()?;
+    let policy = s.rendering_policy()?;
     policy.apply(&mut findings, 0, &[]);
     let text = if findings.errors() == 0 {
         produce(args, &install, &mut findings, &mut sources)?
@@ -82,8 +82,8 @@ pub fn run(args: &DockerfileArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         None
     };
     policy.apply(&mut findings, 0, &[]);
-    present::findings_beside(io, &findings, &sources, &args.print)?;
-    super::exit::verdict(&findings, &args.print, "; nothing was printed", false)?;
+    present::findings_beside(io, &findings, &sources, &s.print)?;
+    super::exit::verdict(&findings, &s.print, "; nothing was printed", false)?;
     if let Some(text) = text {
         write!(io.out, "{text}").map_err(super::stdout)?;
     }
@@ -161,7 +161,11 @@ pub struct ImageCheckArgs {
     pub rules: super::rule_args::RuleArgs,
 }
 
-pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+pub fn image_check(
+    args: &ImageCheckArgs,
+    s: &super::Settings,
+    io: &mut Streams<'_>,
+) -> Result<(), Error> {
     let mut findings = Findings::default();
     let mut sources = Sources::default();
     let profile = profile(args.platform);
@@ -199,10 +203,10 @@ pub fn image_check(args: &ImageCheckArgs, io: &mut Streams<'_>) -> Result<(), Er
         sources.add(name.clone(), Arc::from(text.as_str()));
         image_check::dpkg_capture(&name, &text, &mut findings);
     }
-    let policy = args.rules.reporting_policy();
+    let policy = s.reporting_policy();
     policy.apply(&mut findings, 0, &[&suppressions]);
     policy.finish(&mut findings, &suppressions);
     findings.sort();
     let what = format!("{checked} Dockerfile(s) checked");
-    present::findings_as_product(io, &findings, &sources, &args.print, &what)
+    present::findings_as_product(io, &findings, &sources, &s.print, &what)
 }

@@ -73,9 +73,9 @@ impl LintArgs {
     }
 }
 
-pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
+pub fn run(args: &LintArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
     let exclude = args.input.apply(&args.manifests)?;
-    let policy = args.rules.reporting_policy();
+    let policy = s.reporting_policy();
     let trainer = args
         .trainer
         .map_or_else(TrainerRelease::default, TrainerRelease::given);
@@ -109,5 +109,5 @@ pub fn run(args: &LintArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         objects.join(", "),
         linted.files
     );
-    super::present::findings_as_product(io, &linted.findings, &linted.sources, &args.print, &what)
+    super::present::findings_as_product(io, &linted.findings, &linted.sources, &s.print, &what)
 }

@@ -18,6 +18,7 @@ mod render;
 mod rule_args;
 mod rules;
 mod schema;
+mod settings;
 mod smoke_test;
 mod std_stream;
 mod validate;
@@ -25,15 +26,15 @@ mod validate;
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::Error;
 use crate::output::Format;
 use exit::Ended;
+pub use settings::Settings;
 use std_stream::StdStream;
 
 /// Turns job + pool descriptions into validated PyTorchJob YAML for multi-node GPU
@@ -107,14 +108,26 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-/// Whether stdout and stderr are terminals (false in tests), and whether the run is
-/// on GitHub Actions.
+/// Whether stdout and stderr are terminals (false in tests), and which CI the run is
+/// on: what [`main`] detects once, for [`Settings`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub stdout: bool,
     pub stderr: bool,
     /// `GITHUB_ACTIONS=true`: the runner reads workflow commands from the output.
     pub github_actions: bool,
+    /// `CI` set to anything but empty, `0`, `false`, `no` or `off` (CI services set
+    /// `CI=true`; a user turning it off writes one of those): `render -o DIR` then
+    /// compares rather than writes.
+    pub ci: bool,
+}
+
+/// Whether `CI` says this is a CI run (see [`Terminal::ci`]).
+fn ci_is_set() -> bool {
+    std::env::var("CI").is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
+    })
 }
 
 /// Parse `args`, run the command, print to the process's stdout/stderr; the exit code.
@@ -125,6 +138,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         stdout: stdout.is_terminal(),
         stderr: stderr.is_terminal(),
         github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+        ci: ci_is_set(),
     };
     // A terminal sees each line as it is written; a pipe or file gets 64 KiB blocks,
     // not one write(2) a line (half the time of a 50 MB diff went to those calls).
@@ -163,26 +177,42 @@ pub fn run(
     let parsed = Cli::command()
         .try_get_matches_from(args)
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
-    let inert = |command: &Command| {
-        let (out, err) = command.prose_streams();
+    let inert = |command: &Command, format: Option<Format>| {
+        let (out, err) = command.prose_streams(format);
         prose_out.set(terminal.github_actions && out);
         prose_err.set(terminal.github_actions && err);
     };
     let ended = match parsed {
-        Ok((mut cli, matches)) => {
-            inert(&cli.command);
-            match configure(&mut cli, &matches, &mut io) {
-                Ok(()) => {
-                    // The configuration may have changed the format.
-                    inert(&cli.command);
-                    let ended = run_command(&cli, &mut io);
+        Ok((cli, matches)) => {
+            // Until the configuration is read, the command line's format.
+            let format = cli.command.output_args().map(|print| print.format);
+            inert(&cli.command, format);
+            crate::files::set_max_file_size(cli.max_file_size);
+            let globals = settings::Globals {
+                config: cli.config.as_deref(),
+                no_config: cli.no_config,
+            };
+            match Settings::load(&cli.command, globals, &matches, terminal) {
+                Ok(settings) => {
+                    let format = settings.format(&cli.command);
+                    inert(&cli.command, format);
+                    let ended = run_command(&cli, &settings, &mut io);
                     // What stdout holds goes before the verdict on stderr, as it would
                     // unbuffered, for a log that reads both. A failure here comes back
                     // from `finish` below and is told there.
                     let _ = io.out.flush();
-                    exit::tell(Ended::Ran(ended), &mut io, cli.command.report())
+                    exit::tell(Ended::Ran(ended), &mut io, cli.command.report(format))
                 }
-                Err(ended) => ended,
+                Err(unresolved) => {
+                    let report = cli.command.report(format);
+                    let ended = match unresolved {
+                        settings::Unresolved::Io(file, e) => Err(Error::io(&file, e)),
+                        settings::Unresolved::Invalid(invalid) => {
+                            config::present_invalid(&invalid, format, &mut io)
+                        }
+                    };
+                    exit::tell(Ended::Ran(ended), &mut io, report)
+                }
             }
         }
         Err(e) => exit::tell(Ended::Arguments(e), &mut io, None),
@@ -205,109 +235,14 @@ pub fn run(
     exit::code(&ended)
 }
 
-/// Read the configuration file and fill in what it gives and the command line does
-/// not: rule levels, `--format`, `--pools`, `-o`. `-o -` means stdout, over a
-/// configured output directory.
-fn configure(cli: &mut Cli, matches: &ArgMatches, io: &mut Streams<'_>) -> Result<(), Ended> {
-    crate::files::set_max_file_size(cli.max_file_size);
-    // Commands that run no rules and print no findings (rules, schema, man, ...) read
-    // no configuration: a broken one must not stop them.
-    let runs_no_rules = matches!(&cli.command, Command::Detect(a) if a.print_commands);
-    if runs_no_rules || (cli.command.print_mut().is_none() && cli.command.rules_mut().is_none()) {
-        return Ok(());
-    }
-    let choice = match (&cli.config, cli.no_config) {
-        (_, true) => config::Choice::None,
-        (Some(file), _) => config::Choice::Named(file),
-        (None, false) => config::Choice::Search,
-    };
-    let loaded = match config::load(choice) {
-        Ok(loaded) => loaded,
-        Err((file, e)) => {
-            let ended = Ended::Ran(Err(Error::io(&file, e)));
-            return Err(exit::tell(ended, io, cli.command.report()));
-        }
-    };
-    let config = match loaded {
-        Ok(config) => config,
-        Err(invalid) => {
-            let shown = config::present_invalid(&invalid, cli.command.format(), io);
-            return Err(exit::tell(Ended::Ran(shown), io, cli.command.report()));
-        }
-    };
-    let Some((_, sub)) = matches.subcommand() else {
-        return Ok(());
-    };
-    // Whether the command has argument `id` and it was given on the command line.
-    let given = |id: &str| {
-        sub.try_contains_id(id).unwrap_or(false)
-            && sub.value_source(id) == Some(ValueSource::CommandLine)
-    };
-    if let Some(rules) = cli.command.rules_mut() {
-        rules.config = config.policy();
-    }
-    let pools = config.pools.as_ref().filter(|_| !given("pools"));
-    match &mut cli.command {
-        Command::Render(args) => {
-            if let Some(pools) = pools {
-                args.pools = pools.value.clone();
-            }
-            // The configured output is where --check, --bless and --write work; a
-            // bare render is a preview and prints, whatever the file says (a
-            // configuration found in a parent directory once turned it into a write).
-            let golden_mode = args.check || args.bless || args.write;
-            match (&config.output, given("output")) {
-                (_, true) if args.output.as_deref() == Some(Path::new("-")) => args.output = None,
-                (Some(output), false) if golden_mode => args.output = Some(output.value.clone()),
-                _ => {}
-            }
-        }
-        Command::Validate(args) => {
-            if let Some(pools) = pools {
-                args.pools = pools.value.clone();
-            }
-        }
-        Command::SmokeTest(args) => {
-            if let Some(pools) = pools {
-                args.pools = pools.value.clone();
-            }
-        }
-        // The configured pools are where --pool looks; without --pool, nccl-log
-        // judges no pool.
-        Command::NcclLog(args) if args.pool.is_some() => {
-            if let Some(pools) = pools {
-                args.pools = pools.value.clone();
-            }
-        }
-        Command::Config(args) => args.config = Some(config.clone()),
-        _ => {}
-    }
-    // The configured format is the default for findings. A comparison cannot be
-    // SARIF, JUnit or GitLab (they have no room for differences), so there the
-    // default stays human rather than refusing the run; a flag still refuses.
-    let compares = match &cli.command {
-        Command::Diff(_) => true,
-        Command::Render(args) => args.output.is_some() && args.compares(),
-        _ => false,
-    };
-    if let Some(format) = &config.format
-        && !given("format")
-        && (format.value.reports_comparisons() || !compares)
-        && let Some(print) = cli.command.print_mut()
-    {
-        print.format = format.value;
-    }
-    Ok(())
-}
-
 impl Command {
     /// Whether stdout and stderr carry text for people, which on GitHub Actions is made
     /// inert ([`ci_log`]). A stream is data when it carries a manifest, a Dockerfile,
     /// a schema, a script or a machine format: those writers escape workflow commands
     /// as the same data, and `--format github` writes commands on purpose (their text
     /// percent-encoded).
-    fn prose_streams(&self) -> (bool, bool) {
-        let machine = self.format().is_some_and(Format::is_machine_read);
+    fn prose_streams(&self, format: Option<Format>) -> (bool, bool) {
+        let machine = format.is_some_and(Format::is_machine_read);
         let stdout_is_data = machine
             || match self {
                 // Without -o the product is YAML; with it, stdout says what was done.
@@ -323,14 +258,13 @@ impl Command {
         // An error that ends a run goes to stderr as an `::error` annotation with
         // --format github, and as the report's own document beside a product.
         let stderr_is_data = machine
-            && (self.format() == Some(Format::Github)
-                || self.report().is_some_and(|r| r.on_stderr));
+            && (format == Some(Format::Github) || self.report(format).is_some_and(|r| r.on_stderr));
         (!stdout_is_data, !stderr_is_data)
     }
 
-    /// How and where a command reports its findings, for the commands that take a
-    /// format.
-    fn report(&self) -> Option<exit::Report> {
+    /// How and where a command reports its findings in `format`, for the commands
+    /// that take one.
+    fn report(&self, format: Option<Format>) -> Option<exit::Report> {
         let on_stderr = matches!(
             self,
             Command::Render(_)
@@ -338,74 +272,87 @@ impl Command {
                 | Command::Detect(_)
                 | Command::Dockerfile(_)
         );
-        self.format()
+        format
+            .filter(|_| self.takes_format())
             .map(|format| exit::Report { format, on_stderr })
     }
 
-    /// The findings format a command was given, for the commands that take one.
-    fn format(&self) -> Option<Format> {
+    /// Whether the command prints findings in a format (`--format`).
+    fn takes_format(&self) -> bool {
+        self.output_args().is_some()
+    }
+
+    /// The output options as given on the command line.
+    fn output_args(&self) -> Option<&output_args::OutputArgs> {
         match self {
-            Command::Render(a) => Some(a.print.format),
-            Command::Validate(a) => Some(a.print.format),
-            Command::SmokeTest(a) => Some(a.print.format),
-            Command::Lint(a) => Some(a.print.format),
-            Command::Diff(a) => Some(a.print.format),
-            Command::Detect(a) => Some(a.print.format),
-            Command::Dockerfile(a) => Some(a.print.format),
-            Command::ImageCheck(a) => Some(a.print.format),
-            Command::NcclLog(a) => Some(a.print.format),
+            Command::Render(a) => Some(&a.print),
+            Command::Validate(a) => Some(&a.print),
+            Command::SmokeTest(a) => Some(&a.print),
+            Command::Lint(a) => Some(&a.print),
+            Command::Diff(a) => Some(&a.print),
+            Command::Detect(a) => Some(&a.print),
+            Command::Dockerfile(a) => Some(&a.print),
+            Command::ImageCheck(a) => Some(&a.print),
+            Command::NcclLog(a) => Some(&a.print),
             _ => None,
         }
     }
 
-    fn print_mut(&mut self) -> Option<&mut output_args::OutputArgs> {
+    /// The rule options of the commands that run rules, as given.
+    fn rule_args(&self) -> Option<&rule_args::RuleArgs> {
         match self {
-            Command::Render(a) => Some(&mut a.print),
-            Command::Validate(a) => Some(&mut a.print),
-            Command::SmokeTest(a) => Some(&mut a.print),
-            Command::Lint(a) => Some(&mut a.print),
-            Command::Diff(a) => Some(&mut a.print),
-            Command::Detect(a) => Some(&mut a.print),
-            Command::Dockerfile(a) => Some(&mut a.print),
-            Command::ImageCheck(a) => Some(&mut a.print),
-            Command::NcclLog(a) => Some(&mut a.print),
+            Command::Render(a) => Some(&a.rules),
+            Command::Validate(a) => Some(&a.rules),
+            Command::SmokeTest(a) => Some(&a.rules),
+            Command::Lint(a) => Some(&a.rules),
+            Command::Detect(a) => Some(&a.rules),
+            Command::Dockerfile(a) => Some(&a.rules),
+            Command::ImageCheck(a) => Some(&a.rules),
+            Command::NcclLog(a) => Some(&a.rules),
+            Command::Config(a) => Some(&a.rules),
             _ => None,
         }
     }
 
-    /// The rule options of the commands that run rules.
-    fn rules_mut(&mut self) -> Option<&mut rule_args::RuleArgs> {
+    /// `--pools` as given (none for the commands without it).
+    fn pools(&self) -> &[PathBuf] {
         match self {
-            Command::Render(a) => Some(&mut a.rules),
-            Command::Validate(a) => Some(&mut a.rules),
-            Command::SmokeTest(a) => Some(&mut a.rules),
-            Command::Lint(a) => Some(&mut a.rules),
-            Command::Detect(a) => Some(&mut a.rules),
-            Command::Dockerfile(a) => Some(&mut a.rules),
-            Command::ImageCheck(a) => Some(&mut a.rules),
-            Command::NcclLog(a) => Some(&mut a.rules),
-            Command::Config(a) => Some(&mut a.rules),
-            _ => None,
+            Command::Render(a) => &a.pools,
+            Command::Validate(a) => &a.pools,
+            Command::SmokeTest(a) => &a.pools,
+            Command::NcclLog(a) => &a.pools,
+            _ => &[],
+        }
+    }
+
+    /// Whether the configured pools are this command's default: nccl-log judges a
+    /// pool only with --pool, and then looks for it there.
+    fn reads_configured_pools(&self) -> bool {
+        match self {
+            Command::Render(_) | Command::Validate(_) | Command::SmokeTest(_) => true,
+            Command::NcclLog(a) => a.pool.is_some(),
+            _ => false,
         }
     }
 }
 
 /// Run the parsed command.
-fn run_command(cli: &Cli, streams: &mut Streams<'_>) -> Result<(), Error> {
+fn run_command(cli: &Cli, settings: &Settings, streams: &mut Streams<'_>) -> Result<(), Error> {
+    let s = settings;
     match &cli.command {
-        Command::Render(args) => render::run(args, streams),
-        Command::Validate(args) => validate::run(args, streams),
-        Command::SmokeTest(args) => smoke_test::run(args, streams),
-        Command::Lint(args) => lint::run(args, streams),
-        Command::Diff(args) => diff::run(args, streams),
-        Command::Detect(args) => detect::run(args, streams),
+        Command::Render(args) => render::run(args, s, streams),
+        Command::Validate(args) => validate::run(args, s, streams),
+        Command::SmokeTest(args) => smoke_test::run(args, s, streams),
+        Command::Lint(args) => lint::run(args, s, streams),
+        Command::Diff(args) => diff::run(args, s, streams),
+        Command::Detect(args) => detect::run(args, s, streams),
         Command::Rules(args) => rules::list(args, streams),
         Command::Explain(args) => rules::explain(args, streams),
         Command::Schema(args) => schema::run(args, streams),
-        Command::Dockerfile(args) => dockerfile::run(args, streams),
-        Command::ImageCheck(args) => dockerfile::image_check(args, streams),
-        Command::NcclLog(args) => nccl_log::run(args, streams),
-        Command::Config(args) => config::show(args, streams),
+        Command::Dockerfile(args) => dockerfile::run(args, s, streams),
+        Command::ImageCheck(args) => dockerfile::image_check(args, s, streams),
+        Command::NcclLog(args) => nccl_log::run(args, s, streams),
+        Command::Config(_) => config::show(s, streams),
         Command::Completions(args) => completions::run(args, streams),
         Command::Man(args) => man::run(args, streams),
     }

@@ -41,9 +41,9 @@ pub struct NcclLogArgs {
     pub rules: super::rule_args::RuleArgs,
 }
 
-pub fn run(args: &NcclLogArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    args.stdin.apply(args.files.iter().chain(&args.pools))?;
-    let expect = expectation(args)?;
+pub fn run(args: &NcclLogArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
+    args.stdin.apply(args.files.iter().chain(&s.pools))?;
+    let expect = expectation(args, s)?;
     let mut reader = Reader::new();
     for path in &args.files {
         let name = display_name(path);
@@ -62,15 +62,15 @@ pub fn run(args: &NcclLogArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         sources,
     } = reader.finish(expect.as_ref());
     // A log has no suppression comments: levels and the floor apply.
-    args.rules.reporting_policy().apply(&mut findings, 0, &[]);
+    s.reporting_policy().apply(&mut findings, 0, &[]);
     findings.sort();
-    present(io, &verdict, &findings, &sources, &args.print)?;
-    exit::verdict(&findings, &args.print, "", false)
+    present(io, &verdict, &findings, &sources, &s.print)?;
+    exit::verdict(&findings, &s.print, "", false)
 }
 
 /// The pool named by --pool among --pools (or the only one there).
-fn expectation(args: &NcclLogArgs) -> Result<Option<Expectation>, Error> {
-    if args.pools.is_empty() {
+fn expectation(args: &NcclLogArgs, s: &super::Settings) -> Result<Option<Expectation>, Error> {
+    if s.pools.is_empty() {
         return match &args.pool {
             Some(name) => Err(Error::Usage(format!(
                 "--pool {name} needs --pools PATH, the files that define it"
@@ -81,7 +81,7 @@ fn expectation(args: &NcclLogArgs) -> Result<Option<Expectation>, Error> {
     let mut loaded = Vec::new();
     let mut problems = Findings::default();
     let mut failed: Vec<String> = Vec::new();
-    for file in yaml_files(&args.pools, &GlobSet::empty())? {
+    for file in yaml_files(&s.pools, &GlobSet::empty())? {
         let name = display_name(&file.path);
         let text = file.read_text().map_err(|e| Error::io(&file.path, e))?;
         let docs = read_documents(&Arc::from(&*name), &text, &mut problems);

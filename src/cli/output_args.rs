@@ -5,7 +5,7 @@ use clap::Args;
 use crate::output::{ColorChoice, Format};
 
 /// How findings and differences are printed, and whether warnings fail the run.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// How findings are printed.
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
@@ -16,4 +16,15 @@ pub struct OutputArgs {
     /// Exit 1 when there are warnings, not only errors.
     #[arg(long, help_heading = "Output")]
     pub deny_warnings: bool,
+}
+
+impl Default for OutputArgs {
+    /// The defaults clap gives, for the commands that take no output options.
+    fn default() -> Self {
+        OutputArgs {
+            format: Format::Human,
+            color: ColorChoice::Auto,
+            deny_warnings: false,
+        }
+    }
 }

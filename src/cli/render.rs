@@ -73,7 +73,7 @@ pub struct RenderArgs {
 
 /// What `render -o DIR` does with DIR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     Write,
     Check,
     Bless,
@@ -82,54 +82,47 @@ enum Mode {
 impl RenderArgs {
     /// With CI set, a plain `-o DIR` compares instead of writing (--bless and --write
     /// write).
-    fn mode(&self) -> Mode {
+    pub(super) fn mode(&self, ci: bool) -> Mode {
         match (self.check, self.bless, self.write) {
             (true, ..) => Mode::Check,
             (_, true, _) => Mode::Bless,
             (.., true) => Mode::Write,
-            _ if ci_is_set() => Mode::Check,
+            _ if ci => Mode::Check,
             _ => Mode::Write,
         }
     }
+}
 
+impl Mode {
     /// Whether `-o DIR` is compared rather than written.
-    pub(super) fn compares(&self) -> bool {
-        self.mode() == Mode::Check
+    pub(super) fn compares(self) -> bool {
+        self == Mode::Check
     }
 }
 
-/// Whether this is a CI run: `CI` set to anything but empty, `0`, `false`, `no` or
-/// `off` (CI services set `CI=true`; a user turning it off writes one of those).
-fn ci_is_set() -> bool {
-    std::env::var("CI").is_ok_and(|v| {
-        let v = v.trim().to_ascii_lowercase();
-        !matches!(v.as_str(), "" | "0" | "false" | "no" | "off")
-    })
-}
-
-pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
+pub fn run(args: &RenderArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
+    let exclude = args.input.apply(args.inputs.iter().chain(&s.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
         documents: Vec::new(),
-        pools: args.pools.clone(),
+        pools: s.pools.clone(),
         templates: args.templates.clone(),
         exclude,
         allow_empty: args.input.allow_empty,
-        policy: args.rules.rendering_policy()?,
+        policy: s.rendering_policy()?,
     };
-    if let Some(dir) = &args.output {
+    if let Some(dir) = &s.output {
         refuse_format_name(dir)?;
         let inputs: Vec<PathBuf> = args
             .inputs
             .iter()
-            .chain(&args.pools)
+            .chain(&s.pools)
             .chain(&args.templates)
             .cloned()
             .collect();
         crate::emit::refuse_place(dir, &inputs)?;
     }
-    let Some(dir) = &args.output else {
+    let Some(dir) = &s.output else {
         // -o may come from the configuration file, so clap cannot require it.
         let needs_dir = [
             (args.check, "--check"),
@@ -145,17 +138,17 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         }
         let collect = Collect::default();
         let outcome = pipeline::run_with(&request, &collect, args.explain)?;
-        finish_findings(args, &outcome, io, Mode::Write)?;
+        finish_findings(args, s, &outcome, io, Mode::Write)?;
         return write!(io.out, "{}", pipeline::stream(&collect.into_jobs())).map_err(stdout);
     };
-    let mode = args.mode();
+    let mode = args.mode(s.terminal.ci);
     match mode {
         Mode::Write => {
             let writer = waiting(args.no_wait, io.err, |w| {
                 OutputWriter::open(dir, w, args.force)
             })?;
             let outcome = pipeline::run_with(&request, &writer, args.explain)?;
-            finish_findings(args, &outcome, io, mode)?;
+            finish_findings(args, s, &outcome, io, mode)?;
             let written = writer.commit(false)?;
             writeln!(
                 io.err,
@@ -171,7 +164,7 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             written.edits().map_or(Ok(()), Err)
         }
         Mode::Check => {
-            present::refuse_for_comparisons(&args.print, "render --check")?;
+            present::refuse_for_comparisons(&s.print, "render --check")?;
             if !args.check {
                 // Comparing with a directory that is not there cannot be what was meant.
                 if std::fs::symlink_metadata(dir).is_err() {
@@ -197,17 +190,17 @@ pub fn run(args: &RenderArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             };
             let comparator = Comparator::new(old.into(), true);
             let outcome = pipeline::run_with(&request, &comparator, args.explain)?;
-            finish_findings(args, &outcome, io, mode)?;
+            finish_findings(args, s, &outcome, io, mode)?;
             let cmp = comparator.finish()?;
             drop(held);
             let label = dir.to_string_lossy();
             let labels = Labels::Golden { dir: &label };
-            present::comparison(io, &cmp, &labels, &args.print, args.semantic)
+            present::comparison(io, &cmp, &labels, &s.print, args.semantic)
         }
         Mode::Bless => {
             let blessing = waiting(args.no_wait, io.err, |w| Blessing::new(dir, w, args.force))?;
             let outcome = pipeline::run_with(&request, &blessing, args.explain)?;
-            finish_findings(args, &outcome, io, mode)?;
+            finish_findings(args, s, &outcome, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
             print_blessed(dir, &blessed, args.prune, io)
         }
@@ -277,26 +270,27 @@ pub(super) fn print_left(left: &[PathBuf], io: &mut Streams<'_>) -> Result<(), E
 /// where 1 means "differences").
 fn finish_findings(
     args: &RenderArgs,
+    s: &super::Settings,
     outcome: &Outcome,
     io: &mut Streams<'_>,
     mode: Mode,
 ) -> Result<(), Error> {
-    present::findings_beside(io, &outcome.findings, &outcome.sources, &args.print)?;
+    present::findings_beside(io, &outcome.findings, &outcome.sources, &s.print)?;
     exit::verdict(
         &outcome.findings,
-        &args.print,
+        &s.print,
         "; nothing was written",
         mode == Mode::Check,
     )?;
     if args.explain {
-        let target: &mut dyn Write = if args.output.is_some() {
+        let target: &mut dyn Write = if s.output.is_some() {
             &mut *io.out
         } else {
             &mut *io.err
         };
         explain(outcome, target).map_err(|e| {
             // --explain goes to stdout beside -o, else to stderr.
-            if args.output.is_some() {
+            if s.output.is_some() {
                 stdout(e)
             } else {
                 stderr(e)

@@ -7,7 +7,7 @@ use clap::Args;
 use crate::diagnostics::policy::{Level, parse_severity};
 use crate::diagnostics::{Policy, Rule, RuleInfo, Severity};
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct RuleArgs {
     /// Turn rules off (repeatable, or IDs separated by commas): --disable RDG047.
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = parse_rule, help_heading = "Rules")]
@@ -19,17 +19,14 @@ pub struct RuleArgs {
     /// Report only findings at LEVEL or above: info (all), warning or error.
     #[arg(long, value_name = "LEVEL", value_parser = parse_floor, help_heading = "Rules")]
     pub min_severity: Option<Severity>,
-    /// The configuration file's levels, filled in after parsing.
-    #[arg(skip)]
-    pub config: Policy,
 }
 
 impl RuleArgs {
     /// The levels for a run that writes output (render, validate, detect,
     /// dockerfile): a level set for a rule whose waiver would change that output
     /// without a word is a usage error.
-    pub fn rendering_policy(&self) -> Result<Policy, crate::error::Error> {
-        let policy = self.policy();
+    pub fn rendering_policy(&self, file: &Policy) -> Result<Policy, crate::error::Error> {
+        let policy = self.policy(file);
         let refused = policy.refused();
         if refused.is_empty() {
             return Ok(policy);
@@ -43,15 +40,15 @@ impl RuleArgs {
 
     /// The levels for a run that only reports (lint, image-check): every rule but a
     /// file that cannot be read may be waived.
-    pub fn reporting_policy(&self) -> Policy {
-        let mut policy = self.policy();
+    pub fn reporting_policy(&self, file: &Policy) -> Policy {
+        let mut policy = self.policy(file);
         policy.renders = false;
         policy
     }
 
-    /// The configuration's levels with the command line's on top.
-    fn policy(&self) -> Policy {
-        let mut policy = self.config.clone();
+    /// The configuration file's levels (`file`) with the command line's on top.
+    fn policy(&self, file: &Policy) -> Policy {
+        let mut policy = file.clone();
         for rule in &self.disable {
             policy.command_line.set(*rule, Level::Off, "--disable");
         }

@@ -71,9 +71,9 @@ pub struct SmokeTestArgs {
     pub rules: RuleArgs,
 }
 
-pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    args.stdin.apply(&args.pools)?;
-    if args.pools.is_empty() {
+pub fn run(args: &SmokeTestArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
+    args.stdin.apply(&s.pools)?;
+    if s.pools.is_empty() {
         return Err(Error::Usage(format!(
             "smoke-test needs the pools: --pools PATH, or `pools` in {}",
             super::config::FILE_NAME
@@ -81,10 +81,10 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     }
     if let Some(dir) = &args.output {
         refuse_format_name(dir)?;
-        crate::emit::refuse_place(dir, &args.pools)?;
+        crate::emit::refuse_place(dir, &s.pools)?;
     }
-    let policy = args.rules.rendering_policy()?;
-    let pool = find_pool(args)?;
+    let policy = s.rendering_policy()?;
+    let pool = find_pool(args, s)?;
     let options = Options {
         pool: args.pool.clone(),
         nodes: args.nodes,
@@ -102,14 +102,14 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
             name: JOB_SOURCE.to_owned(),
             text: job,
         }],
-        pools: args.pools.clone(),
+        pools: s.pools.clone(),
         policy,
         ..Request::default()
     };
     let Some(dir) = &args.output else {
         let collect = Collect::default();
         let outcome = pipeline::run_with(&request, &collect, true)?;
-        let config_map = finish(args, &smoke, &renderer, &outcome, io)?;
+        let config_map = finish(args, s, &smoke, &renderer, &outcome, io)?;
         let jobs = collect.into_jobs();
         return write!(io.out, "{config_map}---\n{}", pipeline::stream(&jobs)).map_err(stdout);
     };
@@ -117,7 +117,7 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         OutputWriter::open(dir, w, args.force)
     })?;
     let outcome = pipeline::run_with(&request, &writer, true)?;
-    let config_map = finish(args, &smoke, &renderer, &outcome, io)?;
+    let config_map = finish(args, s, &smoke, &renderer, &outcome, io)?;
     writer.put(&OutputFile {
         path: format!("{}/configmap.yaml", smoke.name),
         text: config_map,
@@ -141,9 +141,9 @@ pub fn run(args: &SmokeTestArgs, io: &mut Streams<'_>) -> Result<(), Error> {
 /// or none loaded and a file that failed to load may hold it: the pipeline then
 /// reports why, at the file and line, as `render` would. A name no pool file defines
 /// is a usage error naming those it does.
-fn find_pool(args: &SmokeTestArgs) -> Result<Option<PoolDocument>, Error> {
+fn find_pool(args: &SmokeTestArgs, s: &super::Settings) -> Result<Option<PoolDocument>, Error> {
     let files = dedupe(
-        yaml_files(&args.pools, &GlobSet::empty())?,
+        yaml_files(&s.pools, &GlobSet::empty())?,
         &mut BTreeSet::new(),
     );
     let mut found = Vec::new();
@@ -174,7 +174,7 @@ fn find_pool(args: &SmokeTestArgs) -> Result<Option<PoolDocument>, Error> {
     if !found.is_empty() || failed {
         return Ok(None);
     }
-    let searched: Vec<String> = args.pools.iter().map(|p| shown(p)).collect();
+    let searched: Vec<String> = s.pools.iter().map(|p| shown(p)).collect();
     let hint = closest(&args.pool, known.iter().map(String::as_str))
         .map(|near| format!(" (did you mean {near}?)"))
         .unwrap_or_default();
@@ -194,18 +194,14 @@ fn find_pool(args: &SmokeTestArgs) -> Result<Option<PoolDocument>, Error> {
 /// before this succeeds.
 fn finish(
     args: &SmokeTestArgs,
+    s: &super::Settings,
     smoke: &SmokeTest,
     renderer: &Renderer,
     outcome: &Outcome,
     io: &mut Streams<'_>,
 ) -> Result<String, Error> {
-    present::findings_beside(io, &outcome.findings, &outcome.sources, &args.print)?;
-    exit::verdict(
-        &outcome.findings,
-        &args.print,
-        "; nothing was written",
-        false,
-    )?;
+    present::findings_beside(io, &outcome.findings, &outcome.sources, &s.print)?;
+    exit::verdict(&outcome.findings, &s.print, "; nothing was written", false)?;
     let decisions: Vec<_> = outcome
         .decisions
         .iter()
@@ -245,7 +241,7 @@ fn finish(
     }
     let mut noted: Vec<String> = rdma.iter().map(|d| d.to_string()).collect();
     noted.extend(own);
-    let pools: Vec<String> = args.pools.iter().map(|p| shown(p)).collect();
+    let pools: Vec<String> = s.pools.iter().map(|p| shown(p)).collect();
     smoke
         .config_map(renderer, &noted, &pools.join(" --pools "))
         .map_err(Error::Usage)

@@ -29,18 +29,18 @@ pub struct ValidateArgs {
     pub rules: super::rule_args::RuleArgs,
 }
 
-pub fn run(args: &ValidateArgs, io: &mut Streams<'_>) -> Result<(), Error> {
-    let exclude = args.input.apply(args.inputs.iter().chain(&args.pools))?;
+pub fn run(args: &ValidateArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
+    let exclude = args.input.apply(args.inputs.iter().chain(&s.pools))?;
     let request = Request {
         inputs: args.inputs.clone(),
         documents: Vec::new(),
-        pools: args.pools.clone(),
+        pools: s.pools.clone(),
         templates: args.templates.clone(),
         exclude,
         allow_empty: args.input.allow_empty,
-        policy: args.rules.rendering_policy()?,
+        policy: s.rendering_policy()?,
     };
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} checked", outcome.counted());
-    super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &args.print, &what)
+    super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &s.print, &what)
 }

@@ -31,6 +31,86 @@ impl de::Error for Error {
             at: None,
         }
     }
+
+    /// `deny_unknown_fields`: the key, and the one meant when one is near it.
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        let hint = match crate::diagnostics::suggest::closest(field, expected.iter().copied()) {
+            Some(near) => format!("; did you mean {near}?"),
+            None => format!("; the keys are {}", expected.join(", ")),
+        };
+        de::Error::custom(format!("unknown key `{field}`{hint}"))
+    }
+}
+
+/// A value read by [`from_node`] and where it is written (its first character), for
+/// checks after deserialisation that must point at it; serde_spanned's way for TOML.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The struct name [`NodeDe`] answers with a node's position, and its fields' order.
+const LOCATED: &str = "$rdmagen::yaml::Located";
+const LOCATED_FIELDS: &[&str] = &["$line", "$column", "$value"];
+
+impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for Located<T> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: de::Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = Located<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value read from a located YAML tree")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located<T>, A::Error> {
+                let missing = || de::Error::custom("a located value without its position");
+                let (_, line) = map
+                    .next_entry::<de::IgnoredAny, usize>()?
+                    .ok_or_else(missing)?;
+                let (_, column) = map
+                    .next_entry::<de::IgnoredAny, usize>()?
+                    .ok_or_else(missing)?;
+                let (_, value) = map.next_entry::<de::IgnoredAny, T>()?.ok_or_else(missing)?;
+                Ok(Located {
+                    value,
+                    line,
+                    column,
+                })
+            }
+        }
+        deserializer.deserialize_struct(LOCATED, LOCATED_FIELDS, Fields(std::marker::PhantomData))
+    }
+}
+
+/// A node's position, then the node, as the three entries [`Located`] reads.
+struct Position<'a> {
+    node: &'a Node,
+    next: usize,
+}
+
+impl<'de> MapAccess<'de> for Position<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        match LOCATED_FIELDS.get(self.next) {
+            Some(name) => seed.deserialize((*name).into_deserializer()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let field = self.next;
+        self.next += 1;
+        match field {
+            0 => seed.deserialize((self.node.line as u64).into_deserializer()),
+            1 => seed.deserialize((self.node.column as u64).into_deserializer()),
+            _ => seed.deserialize(NodeDe(self.node)),
+        }
+    }
 }
 
 pub fn from_node<'de, T: serde::Deserialize<'de>>(node: &'de Node) -> Result<T, Error> {
@@ -161,6 +241,21 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
         self.here(visitor.visit_enum(text.into_deserializer()))
     }
 
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        if name == LOCATED {
+            return visitor.visit_map(Position {
+                node: self.0,
+                next: 0,
+            });
+        }
+        self.deserialize_any(visitor)
+    }
+
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -170,7 +265,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
     }
 
     serde::forward_to_deserialize_any! {
-        i128 u128 char bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        i128 u128 char bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier ignored_any
     }
 }
 
@@ -250,6 +345,24 @@ mod tests {
         B,
     }
 
+    #[test]
+    fn located_values_keep_their_place() {
+        #[derive(Debug, Deserialize)]
+        struct L {
+            a: super::Located<String>,
+            b: Vec<super::Located<u32>>,
+        }
+        let doc = parse("a: x\nb:\n  - 1\n  -   2\n");
+        let l: L = from_node(&doc.root).unwrap();
+        assert_eq!((l.a.value.as_str(), l.a.line, l.a.column), ("x", 1, 4));
+        let b: Vec<_> = l.b.iter().map(|v| (v.value, v.line, v.column)).collect();
+        assert_eq!(b, [(1, 3, 5), (2, 4, 7)]);
+        // An error inside keeps the inner place.
+        let doc = parse("a: x\nb: [1, many]\n");
+        let e = from_node::<L>(&doc.root).unwrap_err();
+        assert_eq!(e.at, Some((2, 8)));
+    }
+
     fn parse(text: &str) -> crate::yaml::tree::Document {
         parse_documents(&Arc::from("t"), text).unwrap().remove(0)
     }
@@ -269,7 +382,14 @@ mod tests {
         assert_eq!(e.at, Some((2, 8)));
         let doc = parse("name: x\ncount: 1\nflag: true\nkind: A\nextra: 1\n");
         let e = from_node::<T>(&doc.root).unwrap_err();
-        assert!(e.message.contains("unknown field `extra`"), "{}", e.message);
+        assert_eq!(
+            e.message,
+            "unknown key `extra`; the keys are name, count, maybe, env, flag, kind"
+        );
+        assert_eq!(e.at, Some((5, 1)));
+        let doc = parse("name: x\ncount: 1\nflag: true\nkind: A\ncuont: 1\n");
+        let e = from_node::<T>(&doc.root).unwrap_err();
+        assert_eq!(e.message, "unknown key `cuont`; did you mean count?");
         assert_eq!(e.at, Some((5, 1)));
     }
 }
