@@ -1197,16 +1197,28 @@ fn an_edit_made_while_a_long_render_runs_is_kept_in_place_and_named() {
         text.push_str("# MY-HAND-FIX\n");
         std::fs::write(path, text).unwrap();
     };
-    // Not killed: the run notices at the swap.
-    let child = world
-        .command(&["render", &new_in, "-o", "out"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(took / 2);
-    edit(&edited);
-    let out = child.wait_with_output().unwrap();
+    // Not killed: the run notices at the swap. `took` was measured under whatever
+    // load the machine had then; a run that has already ended by the time of the edit
+    // tested nothing, so it is tried again with an earlier edit.
+    let mut delay = took / 2;
+    let out = loop {
+        let mut child = world
+            .command(&["render", &new_in, "-o", "out"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            edit(&edited);
+            break child.wait_with_output().unwrap();
+        }
+        assert!(
+            delay > Duration::from_millis(10),
+            "the run always ended before the edit"
+        );
+        delay /= 4;
+    };
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // Judged before the edit (the usual case, half-way through), or after it.
     let message = stderr(&out);
