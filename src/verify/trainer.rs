@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
-use crate::kubeflow::trainer::effective::trainer_job;
+use crate::kubeflow::trainer::effective::{items, trainer_job};
 use crate::kubeflow::trainer::{
     ANCESTOR_LABEL, NODE, PodPatch, Release, effective_pod, pod_patches,
 };
@@ -237,15 +237,6 @@ fn runtime_of<'a>(job: &Value, objects: &[(TrainerKind, &'a Value)]) -> Option<&
             }
         }
     }
-}
-
-fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
-    value
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
 }
 
 /// A runtime's replicated jobs.

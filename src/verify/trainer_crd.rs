@@ -77,6 +77,7 @@ use crate::diagnostics::{Finding, Rule};
 // The releases and the apiVersion are facts of the Trainer room, named here for the
 // CRD checks' callers.
 pub use crate::kubeflow::trainer::API_VERSION;
+use crate::kubeflow::trainer::effective::items;
 pub use crate::kubeflow::trainer::release::{LATEST, OLDEST};
 use crate::verify::message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
 use crate::version::Version;
@@ -573,15 +574,6 @@ fn added_in_v2_3(doc: &Value, kind: TrainerKind) -> Vec<Finding> {
         }
     }
     out
-}
-
-fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
-    value
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
 }
 
 // ---------------------------------------------------------------------------------

@@ -73,7 +73,8 @@ impl PodPatch<'_> {
     }
 }
 
-fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
+/// The items of a list with their indexes; none for anything else (the CRD's finding).
+pub fn items(value: &Value) -> impl Iterator<Item = (usize, &Value)> {
     value
         .as_array()
         .map(Vec::as_slice)
