@@ -7,6 +7,7 @@ use clap::Args;
 use globset::{GlobSet, GlobSetBuilder};
 
 use crate::error::Error;
+use crate::pipeline::Request;
 
 /// What `-` (standard input) is called in messages.
 #[derive(Debug, Args)]
@@ -63,6 +64,25 @@ impl InputArgs {
     ) -> Result<GlobSet, Error> {
         self.stdin.apply(paths)?;
         exclusions(&self.exclude)
+    }
+
+    /// What `render` and `validate` ask of the pipeline: the Jobs in `inputs` (less
+    /// `--exclude`), the configured pools, the templates and the rule levels.
+    pub fn request(
+        &self,
+        inputs: &[PathBuf],
+        templates: Option<&PathBuf>,
+        s: &super::Settings,
+    ) -> Result<Request, Error> {
+        Ok(Request {
+            inputs: inputs.to_vec(),
+            documents: Vec::new(),
+            pools: s.pools.clone(),
+            templates: templates.cloned(),
+            exclude: self.apply(inputs.iter().chain(&s.pools))?,
+            allow_empty: self.allow_empty,
+            policy: s.rendering_policy()?,
+        })
     }
 }
 

@@ -284,44 +284,42 @@ impl Command {
 
     /// The output options as given on the command line.
     fn output_args(&self) -> Option<&output_args::OutputArgs> {
-        match self {
-            Command::Render(a) => Some(&a.print),
-            Command::Validate(a) => Some(&a.print),
-            Command::SmokeTest(a) => Some(&a.print),
-            Command::Lint(a) => Some(&a.print),
-            Command::Diff(a) => Some(&a.print),
-            Command::Detect(a) => Some(&a.print),
-            Command::Dockerfile(a) => Some(&a.print),
-            Command::ImageCheck(a) => Some(&a.print),
-            Command::NcclLog(a) => Some(&a.print),
-            _ => None,
-        }
+        self.shared().print
     }
 
     /// The rule options of the commands that run rules, as given.
     fn rule_args(&self) -> Option<&rule_args::RuleArgs> {
-        match self {
-            Command::Render(a) => Some(&a.rules),
-            Command::Validate(a) => Some(&a.rules),
-            Command::SmokeTest(a) => Some(&a.rules),
-            Command::Lint(a) => Some(&a.rules),
-            Command::Detect(a) => Some(&a.rules),
-            Command::Dockerfile(a) => Some(&a.rules),
-            Command::ImageCheck(a) => Some(&a.rules),
-            Command::NcclLog(a) => Some(&a.rules),
-            Command::Config(a) => Some(&a.rules),
-            _ => None,
-        }
+        self.shared().rules
     }
 
     /// `--pools` as given (none for the commands without it).
     fn pools(&self) -> &[PathBuf] {
+        self.shared().pools
+    }
+
+    /// The options several commands share, as given: one match, so that a command
+    /// gaining `--format` or a rule flag is wired in one line.
+    fn shared(&self) -> Shared<'_> {
+        let none = Shared::default();
         match self {
-            Command::Render(a) => &a.pools,
-            Command::Validate(a) => &a.pools,
-            Command::SmokeTest(a) => &a.pools,
-            Command::NcclLog(a) => &a.pools,
-            _ => &[],
+            Command::Render(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
+            Command::Validate(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
+            Command::SmokeTest(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
+            Command::NcclLog(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
+            Command::Lint(a) => Shared::new(&a.print, Some(&a.rules), &[]),
+            Command::Detect(a) => Shared::new(&a.print, Some(&a.rules), &[]),
+            Command::Dockerfile(a) => Shared::new(&a.print, Some(&a.rules), &[]),
+            Command::ImageCheck(a) => Shared::new(&a.print, Some(&a.rules), &[]),
+            Command::Diff(a) => Shared::new(&a.print, None, &[]),
+            Command::Config(a) => Shared {
+                rules: Some(&a.rules),
+                ..none
+            },
+            Command::Rules(_)
+            | Command::Explain(_)
+            | Command::Schema(_)
+            | Command::Completions(_)
+            | Command::Man(_) => none,
         }
     }
 
@@ -332,6 +330,28 @@ impl Command {
             Command::Render(_) | Command::Validate(_) | Command::SmokeTest(_) => true,
             Command::NcclLog(a) => a.pool.is_some(),
             _ => false,
+        }
+    }
+}
+
+/// What [`Command::shared`] finds in a command's arguments.
+#[derive(Default, Clone, Copy)]
+struct Shared<'a> {
+    print: Option<&'a output_args::OutputArgs>,
+    rules: Option<&'a rule_args::RuleArgs>,
+    pools: &'a [PathBuf],
+}
+
+impl<'a> Shared<'a> {
+    fn new(
+        print: &'a output_args::OutputArgs,
+        rules: Option<&'a rule_args::RuleArgs>,
+        pools: &'a [PathBuf],
+    ) -> Self {
+        Shared {
+            print: Some(print),
+            rules,
+            pools,
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::emit::{Access, OldTree, OutputDir, OutputWriter, Waiting};
 use crate::error::Error;
 use crate::golden::{Blessed, Blessing, Comparator, Status};
 use crate::output::comparison::Labels;
-use crate::pipeline::{self, Collect, Outcome, Request};
+use crate::pipeline::{self, Collect, Outcome};
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -101,16 +101,9 @@ impl Mode {
 }
 
 pub fn run(args: &RenderArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
-    let exclude = args.input.apply(args.inputs.iter().chain(&s.pools))?;
-    let request = Request {
-        inputs: args.inputs.clone(),
-        documents: Vec::new(),
-        pools: s.pools.clone(),
-        templates: args.templates.clone(),
-        exclude,
-        allow_empty: args.input.allow_empty,
-        policy: s.rendering_policy()?,
-    };
+    let request = args
+        .input
+        .request(&args.inputs, args.templates.as_ref(), s)?;
     if let Some(dir) = &s.output {
         refuse_format_name(dir)?;
         let inputs: Vec<PathBuf> = args

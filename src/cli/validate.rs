@@ -8,7 +8,7 @@ use super::Streams;
 use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use crate::error::Error;
-use crate::pipeline::{self, Discard, Request};
+use crate::pipeline::{self, Discard};
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -30,16 +30,9 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: &ValidateArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result<(), Error> {
-    let exclude = args.input.apply(args.inputs.iter().chain(&s.pools))?;
-    let request = Request {
-        inputs: args.inputs.clone(),
-        documents: Vec::new(),
-        pools: s.pools.clone(),
-        templates: args.templates.clone(),
-        exclude,
-        allow_empty: args.input.allow_empty,
-        policy: s.rendering_policy()?,
-    };
+    let request = args
+        .input
+        .request(&args.inputs, args.templates.as_ref(), s)?;
     let outcome = pipeline::run_with(&request, &Discard, false)?;
     let what = format!("{} checked", outcome.counted());
     super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &s.print, &what)
