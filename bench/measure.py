@@ -57,14 +57,15 @@ def repeated(cmd, repeats, before=None):
 
 def paired(a, b, repeats, before_a=None, before_b=None):
     """`a` and `b` alternating (a, b, a, b, ...), after one warm-up each: their
-    Summaries, and the median of the per-pair ratios b/a of wall time."""
+    Summaries, and the median of the per-pair ratios a/b of wall time (how many times
+    b's time a takes)."""
     once(a, before=before_a)
     once(b, before=before_b)
     runs_a, runs_b = [], []
     for _ in range(repeats):
         runs_a.append(once(a, before=before_a))
         runs_b.append(once(b, before=before_b))
-    ratio = statistics.median(rb.wall / ra.wall for ra, rb in zip(runs_a, runs_b))
+    ratio = statistics.median(ra.wall / rb.wall for ra, rb in zip(runs_a, runs_b))
     return Summary(runs_a), Summary(runs_b), ratio
 
 

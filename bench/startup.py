@@ -19,7 +19,7 @@ def main():
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, 1-minute load {load()}, {args.runs} pairs, medians")
     for name, example in COLD:
-        v, r, ratio = paired([BIN, "--version"], [BIN, "render", os.path.join(ROOT, example)], args.runs)
+        r, v, ratio = paired([BIN, "render", os.path.join(ROOT, example)], [BIN, "--version"], args.runs)
         ok = r.wall <= 2 * v.wall and r.wall <= 0.006
         print(f"{name}: --version {v.wall * 1000:.2f} ms ({v.cpu * 1000:.2f} CPU), "
               f"render {r.wall * 1000:.2f} ms ({r.cpu * 1000:.2f} CPU), {ratio:.1f}x; "
