@@ -5,8 +5,13 @@
 //! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
 
 use crate::diagnostics::{Finding, Rule};
-use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric};
 use crate::platform::Profile;
+use crate::platform::{DEFAULT_MANAGEMENT_NIC, Fabric};
+use crate::version::Version;
+
+/// The first NCCL release with dynamic GID selection (NCCL_IB_GID_INDEX defaults to -1;
+/// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
+pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
 
 /// What is known about the pod a variable is set in.
 #[derive(Debug, Clone, Copy, Default)]
@@ -453,7 +458,7 @@ mod tests {
         assert_eq!(rules("NCCL_DEBUG", "VERBOSE"), [Rule::NcclSyntax]);
     }
 
-    fn on(platform: crate::model::pool::Platform) -> EnvFacts<'static> {
+    fn on(platform: crate::platform::Platform) -> EnvFacts<'static> {
         EnvFacts {
             profile: Some(crate::platform::profile(platform)),
             ..EnvFacts::default()
@@ -474,7 +479,7 @@ mod tests {
 
     #[test]
     fn traffic_class_is_an_error_only_where_the_platform_owns_qos() {
-        use crate::model::pool::Platform;
+        use crate::platform::Platform;
         // OCI's RoCE uses traffic class 41; a service level is 4 bits.
         for (name, value) in [("NCCL_IB_TC", "41"), ("NCCL_IB_SL", "3")] {
             assert!(rules(name, value).is_empty(), "{name} with no platform");
@@ -520,7 +525,7 @@ mod tests {
         assert_eq!(rules("NCCL_ALGO", "Ring"), [Rule::DebugOnlyVariable]);
         let facts = EnvFacts {
             profile: Some(crate::platform::profile(
-                crate::model::pool::Platform::Aistudio,
+                crate::platform::Platform::Aistudio,
             )),
             ..EnvFacts::default()
         };

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde::Deserialize;
+
 /// A release version, `MAJOR.MINOR[.PATCH]`, with an optional leading `v`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
@@ -49,6 +51,20 @@ impl fmt::Display for Version {
         } else {
             write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
         }
+    }
+}
+
+/// Read as text: the located tree hands a bare `1.10` over as "1.10", never as the
+/// float 1.1.
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Version::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "invalid version `{text}`: expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\" \
+                 (for a commit build, give the release it is based on)"
+            ))
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod escape;
 pub mod finding;
+pub mod message;
 pub mod pointer;
 pub mod policy;
 pub mod rule;

@@ -10,6 +10,7 @@ pub mod labels;
 pub mod merge;
 pub mod names;
 pub mod namespace;
+pub mod quantity;
 
 pub use definitions::KUBERNETES_VERSION;
 pub use merge::strategic_merge;

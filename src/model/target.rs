@@ -53,20 +53,6 @@ pub enum TargetApi {
     TrainerV1Alpha1,
 }
 
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Read as text: the located tree hands a bare `1.10` over as "1.10", never as
-        // the float 1.1.
-        let text = String::deserialize(d)?;
-        Version::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "invalid version `{text}`: expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\" \
-                 (for a commit build, give the release it is based on)"
-            ))
-        })
-    }
-}
-
 /// Schema of a version: a string such as "1.9"; a bare YAML number is read as its text.
 pub struct VersionSchema;
 
@@ -80,50 +66,5 @@ impl JsonSchema for VersionSchema {
             "description": "A release version, MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. \"1.9\".",
             "type": ["string", "number"]
         })
-    }
-}
-
-/// The two generations of the training operator, which set different variables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperatorGeneration {
-    /// Before kubeflow/training-operator#1840 (≤ 1.6, and CubeStudio's v1-8a066f9):
-    /// MASTER_ADDR, MASTER_PORT, WORLD_SIZE = pods, RANK = pod index; `nprocPerNode` is
-    /// not in the CRD and is pruned.
-    PodWorld,
-    /// 1.7 and later: also PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_*;
-    /// WORLD_SIZE = pods × an integer nprocPerNode.
-    Pet,
-}
-
-/// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
-pub const PET_OPERATOR: Version = Version::new(1, 7);
-/// The first NCCL release with dynamic GID selection (NCCL_IB_GID_INDEX defaults to -1;
-/// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
-pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
-
-impl OperatorGeneration {
-    pub fn of(version: Version) -> Self {
-        if version < PET_OPERATOR {
-            OperatorGeneration::PodWorld
-        } else {
-            OperatorGeneration::Pet
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operator_generations() {
-        assert_eq!(
-            OperatorGeneration::of(Version::new(1, 6)),
-            OperatorGeneration::PodWorld
-        );
-        assert_eq!(
-            OperatorGeneration::of(Version::new(1, 7)),
-            OperatorGeneration::Pet
-        );
     }
 }

@@ -16,8 +16,8 @@
 //! rendezvous would wait for pods × G nodes).
 
 use crate::diagnostics::Rule;
+use crate::kubeflow::operator::OperatorGeneration;
 use crate::model::job::Launcher;
-use crate::model::target::OperatorGeneration;
 use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 

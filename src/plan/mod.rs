@@ -11,7 +11,6 @@ mod nccl_env;
 mod overlay;
 pub mod pod;
 pub mod pod_parts;
-pub mod quantity;
 mod rdma;
 mod resolve;
 mod target;

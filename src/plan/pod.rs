@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::Rule;
+use crate::kubernetes::quantity;
 use crate::model::job::Volume;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE};
 use crate::plan::rdma::Rdma;
-use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay, quantity};
+use crate::plan::{Container, CsiPlan, EnvVar, NfsPlan, Pod, Storage, overlay};
 use crate::yaml::tree::Seg;
 
 const ISTIO_INJECT: &str = "sidecar.istio.io/inject";

@@ -3,8 +3,9 @@
 use crate::diagnostics::{Findings, Rule};
 use crate::kubeflow::trainer::release::{LATEST as LATEST_TRAINER, OLDEST as OLDEST_TRAINER};
 use crate::model::pool::{Fabric, GidIndex};
-use crate::model::target::{DYNAMIC_GID_NCCL, TargetApi};
+use crate::model::target::TargetApi;
 use crate::model::{JobDocument, Loaded, PoolDocument};
+use crate::nccl::DYNAMIC_GID_NCCL;
 use crate::nccl::{self, EnvFacts};
 use crate::plan::ctx::Ctx;
 use crate::plan::decision::Decisions;

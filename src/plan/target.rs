@@ -1,10 +1,11 @@
 //! The cluster a plan is for: the pool's `spec.target`, with the platform's defaults
 //! filled in. Every later decision that depends on it reads it from here.
 
+use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubeflow::trainer::Release;
 use crate::kubeflow::trainer::release::LATEST as LATEST_TRAINER;
 use crate::model::pool::Platform;
-use crate::model::target::{OperatorGeneration, TargetApi, Version};
+use crate::model::target::{TargetApi, Version};
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::platform::Profile;

@@ -5,7 +5,7 @@
 //! NCCL_ALGO=Ring (or Tree).
 
 use super::{AutoRdma, Profile, by_fabric};
-use crate::model::pool::{Fabric, PartialNodeHcas};
+use super::{Fabric, PartialNodeHcas};
 
 const ROCE_PRESETS: &[&str] = &["NCCL_IB_GID_INDEX", "NCCL_IB_HCA", "NCCL_CROSS_NIC"];
 

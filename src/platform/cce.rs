@@ -6,7 +6,7 @@
 //! mlx5_1..mlx5_4.
 
 use super::{AutoRdma, Profile, always_hca};
-use crate::model::pool::{Fabric, PartialNodeHcas};
+use super::{Fabric, PartialNodeHcas};
 
 const INJECTED: &[&str] = &[
     "NCCL_IB_HCA",

@@ -4,9 +4,9 @@
 //! (RDMA_RESOURCE_NAME; get_rdma in myapp/utils/core.py:1655-1688). It installs
 //! training-operator v1-8a066f9, a commit before 1.7 (no nprocPerNode, no PET_*).
 
+use super::PartialNodeHcas;
 use super::{AutoRdma, Profile, always_hca, by_fabric, no_presets};
-use crate::model::pool::PartialNodeHcas;
-use crate::model::target::Version;
+use crate::version::Version;
 
 pub const PROFILE: Profile = Profile {
     name: "cubestudio",

@@ -1,8 +1,8 @@
 //! A self-built cluster: nothing is injected, so rdmagen writes every NCCL variable,
 //! and QoS (traffic class, service level) is the cluster owner's to set.
 
+use super::PartialNodeHcas;
 use super::{AutoRdma, Profile, by_fabric, no_presets};
-use crate::model::pool::PartialNodeHcas;
 
 pub const PROFILE: Profile = Profile {
     name: "generic",

@@ -6,9 +6,11 @@ mod aistudio;
 mod cce;
 mod cubestudio;
 mod generic;
+mod vocabulary;
 
-use crate::model::pool::{Fabric, PartialNodeHcas, Platform};
-use crate::model::target::Version;
+pub use vocabulary::{DEFAULT_MANAGEMENT_NIC, Fabric, PartialNodeHcas, Platform};
+
+use crate::version::Version;
 
 /// What rdmagen must know about a platform.
 #[derive(Debug)]

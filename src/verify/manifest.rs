@@ -4,14 +4,14 @@
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
+use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubernetes::job_name;
-use crate::model::pool::Platform;
-use crate::model::target::OperatorGeneration;
 use crate::nccl::{self, EnvFacts};
+use crate::platform::Platform;
 use crate::platform::{Profile, is_rdma_resource, profile};
 
-use super::message::pointer_segment;
 use super::{names, resources, tolerations};
+use crate::diagnostics::message::pointer_segment;
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.

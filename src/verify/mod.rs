@@ -7,7 +7,6 @@
 
 pub mod lint;
 pub mod manifest;
-mod message;
 pub(crate) mod names;
 mod resources;
 pub mod storage;
@@ -22,6 +21,9 @@ use std::thread::JoinHandle;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
+use crate::diagnostics::message::{
+    MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message,
+};
 use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule, Severity};
 use crate::kubernetes::KUBERNETES_VERSION;
@@ -32,7 +34,6 @@ use crate::plan::pod_parts::TRAINING_CONTAINER;
 use crate::plan::trainer::RuntimePlan;
 use crate::plan::{self, Plan};
 use manifest::ManifestFacts;
-use message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");

@@ -15,8 +15,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::message::{Bounded, pointer_segment};
 use crate::diagnostics::escape::quoted_ascii;
+use crate::diagnostics::message::{Bounded, pointer_segment};
 use crate::diagnostics::{Finding, Rule};
 use crate::kubernetes::labels::{is_annotation_key, is_label_key, is_label_value};
 use crate::kubernetes::names::{

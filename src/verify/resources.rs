@@ -13,7 +13,7 @@
 //! `IsHugePageResourceValueDivisible` (L43-L54), `IsExtendedResourceName`
 //! (L183-L193), `IsNativeResource` (L198-L201), `IsOvercommitAllowed` (L205-L208),
 //! `IsIntegerResourceName` (L290-L292). Quantities are compared exactly
-//! (`plan::quantity::Exact`), as `Quantity.Cmp` compares them.
+//! (`kubernetes::quantity::Exact`), as `Quantity.Cmp` compares them.
 //!
 //! Not transcribed: resource names (validateContainerResourceName: an unprefixed name
 //! must be cpu, memory, ephemeral-storage or hugepages-*, a prefixed one a qualified
@@ -23,9 +23,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::message::{capped, pointer_segment, quoted};
+use crate::diagnostics::message::{capped, pointer_segment, quoted};
 use crate::diagnostics::{Finding, Rule};
-use crate::plan::quantity::Exact;
+use crate::kubernetes::quantity::Exact;
 
 /// helpers.go `core.ResourceHugePagesPrefix` (types.go L5565).
 const HUGE_PAGES_PREFIX: &str = "hugepages-";

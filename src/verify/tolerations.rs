@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::message::quoted;
+use crate::diagnostics::message::quoted;
 use crate::diagnostics::{Finding, Rule};
 use crate::kubernetes::labels::{is_label_key, is_label_value};
 

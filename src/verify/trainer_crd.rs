@@ -76,10 +76,12 @@ use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule};
 // The releases and the apiVersion are facts of the Trainer room, named here for the
 // CRD checks' callers.
+use crate::diagnostics::message::{
+    MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message,
+};
 pub use crate::kubeflow::trainer::API_VERSION;
 use crate::kubeflow::trainer::effective::items;
 pub use crate::kubeflow::trainer::release::{LATEST, OLDEST};
-use crate::verify::message::{MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message};
 use crate::version::Version;
 
 /// The three Trainer v2 kinds.

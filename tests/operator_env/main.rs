@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rdmagen::diagnostics::Findings;
+use rdmagen::kubeflow::operator::OperatorGeneration;
 use rdmagen::model::load::read_documents;
-use rdmagen::model::target::OperatorGeneration;
 use serde_json::Value;
 
 use operator::Generation;

@@ -9,11 +9,11 @@ use crate::diagnostics::Rule;
 use crate::diagnostics::escape::{cut, printable};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, replaced_lists};
+use crate::kubernetes::quantity;
 use crate::kubernetes::strategic_merge;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE, same_capability, training};
-use crate::plan::quantity;
 use crate::platform::is_rdma_resource;
 
 const SHM_PATH: &str = "/dev/shm";

@@ -1,21 +1,21 @@
 //! How findings about rendered or linted documents quote them: paths, JSON Pointer
 //! segments and values, short and safe to print (shared by the schema checks and the
-//! Trainer CRD checks).
+//! Trainer CRD checks, the manifest rules and `render`'s verification).
 
 use serde_json::Value;
 
 use crate::diagnostics::Finding;
 
-pub(crate) use crate::diagnostics::pointer::segment as pointer_segment;
+pub use crate::diagnostics::pointer::segment as pointer_segment;
 
 /// The longest value a finding quotes from rendered output, in bytes of JSON.
-pub(crate) const MAX_QUOTED: usize = 160;
+pub const MAX_QUOTED: usize = 160;
 
 /// A schema error as a message, quoting the offending value only when it is short.
 /// A user template can render any text, a whole file even, where an object belongs;
 /// a finding then names the problem and the value's size, and never replays the file
 /// into a CI log.
-pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+pub fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
     let size = e.instance().to_string().len();
     if size <= MAX_QUOTED {
         e.to_string()
@@ -26,7 +26,7 @@ pub(crate) fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
 }
 
 /// `value` as JSON when short, else its size (see [`schema_message`]).
-pub(crate) fn quoted(value: &Value) -> String {
+pub fn quoted(value: &Value) -> String {
     let json = value.to_string();
     if json.len() <= MAX_QUOTED {
         json
@@ -35,14 +35,14 @@ pub(crate) fn quoted(value: &Value) -> String {
     }
 }
 
-pub(crate) fn path_or_root(path: &str) -> &str {
+pub fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
 /// The first `max` of `found`, the last saying how many more there were `about` (a
 /// subject: "this container's resources"). A manifest may hold tens of thousands of
 /// keys, and each finding is located in the file and printed.
-pub(crate) fn capped(mut found: Vec<Finding>, max: usize, about: &str) -> Vec<Finding> {
+pub fn capped(mut found: Vec<Finding>, max: usize, about: &str) -> Vec<Finding> {
     let more = found.len().saturating_sub(max);
     found.truncate(max);
     say_more(&mut found, more, about);
@@ -59,14 +59,14 @@ fn say_more(found: &mut [Finding], more: usize, about: &str) {
 /// Findings kept as [`capped`] keeps them, for a check that may find very many: one
 /// past the cap is counted, never made (100 000 bad labels made 200 000 messages only
 /// to drop them).
-pub(crate) struct Bounded {
+pub struct Bounded {
     found: Vec<Finding>,
     more: usize,
     max: usize,
 }
 
 impl Bounded {
-    pub(crate) fn new(max: usize) -> Self {
+    pub fn new(max: usize) -> Self {
         Bounded {
             found: Vec::new(),
             more: 0,
@@ -74,7 +74,7 @@ impl Bounded {
         }
     }
 
-    pub(crate) fn push(&mut self, make: impl FnOnce() -> Finding) {
+    pub fn push(&mut self, make: impl FnOnce() -> Finding) {
         if self.found.len() < self.max {
             self.found.push(make());
         } else {
@@ -83,7 +83,7 @@ impl Bounded {
     }
 
     /// The findings, the last saying how many more there were `about`.
-    pub(crate) fn finish(mut self, about: &str) -> Vec<Finding> {
+    pub fn finish(mut self, about: &str) -> Vec<Finding> {
         say_more(&mut self.found, self.more, about);
         self.found
     }

@@ -1,0 +1,46 @@
+//! The Kubeflow training operator (v1, PyTorchJob): which generation a release is,
+//! since the two set different variables in each pod.
+
+use crate::version::Version;
+
+/// The two generations of the training operator, which set different variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorGeneration {
+    /// Before kubeflow/training-operator#1840 (≤ 1.6, and CubeStudio's v1-8a066f9):
+    /// MASTER_ADDR, MASTER_PORT, WORLD_SIZE = pods, RANK = pod index; `nprocPerNode` is
+    /// not in the CRD and is pruned.
+    PodWorld,
+    /// 1.7 and later: also PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE, PET_MASTER_*;
+    /// WORLD_SIZE = pods × an integer nprocPerNode.
+    Pet,
+}
+
+/// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
+pub const PET_OPERATOR: Version = Version::new(1, 7);
+
+impl OperatorGeneration {
+    pub fn of(version: Version) -> Self {
+        if version < PET_OPERATOR {
+            OperatorGeneration::PodWorld
+        } else {
+            OperatorGeneration::Pet
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_generations() {
+        assert_eq!(
+            OperatorGeneration::of(Version::new(1, 6)),
+            OperatorGeneration::PodWorld
+        );
+        assert_eq!(
+            OperatorGeneration::of(Version::new(1, 7)),
+            OperatorGeneration::Pet
+        );
+    }
+}
