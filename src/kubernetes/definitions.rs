@@ -138,9 +138,34 @@ pub fn standalone(root: &str) -> Value {
     })
 }
 
+/// [`standalone`] of PodTemplateSpec for the quick walk alone
+/// ([`quick_schema::stripped`](crate::kubernetes::quick_schema::stripped)), generated
+/// ahead of time so that checking a valid pod neither parses the 248 KB of vendored
+/// definitions nor makes them strict; a test regenerates it ([`quick_text`]).
+pub const POD_TEMPLATE_SPEC_QUICK: &str =
+    include_str!("../../schemas/kubernetes/pod-template-spec.quick.json");
+
+/// The committed text of a `*.quick.json`: `schema` stripped for the quick walk, one
+/// line of JSON and a newline.
+pub fn quick_text(schema: &Value) -> String {
+    let stripped = crate::kubernetes::quick_schema::stripped(schema);
+    let mut text = serde_json::to_string(&stripped).expect("a schema serialises");
+    text.push('\n');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_quick_pod_template_spec_is_the_generated_one() {
+        crate::kubernetes::quick_schema::assert_fresh(
+            "schemas/kubernetes/pod-template-spec.quick.json",
+            POD_TEMPLATE_SPEC_QUICK,
+            &quick_text(&standalone(POD_TEMPLATE_SPEC)),
+        );
+    }
 
     #[test]
     fn every_reference_resolves() {
