@@ -48,9 +48,9 @@ pub fn merge_text() -> String {
             let v = match key.as_str() {
                 // Property names are data, not schema keywords.
                 "properties" => match v {
-                    Value::Object(props) => Value::Object(
-                        props.iter().map(|(k, p)| (k.clone(), reduced(p))).collect(),
-                    ),
+                    Value::Object(props) => {
+                        Value::Object(props.iter().map(|(k, p)| (k.clone(), reduced(p))).collect())
+                    }
                     other => other.clone(),
                 },
                 "items" | "additionalProperties" => reduced(v),

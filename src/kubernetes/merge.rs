@@ -30,7 +30,10 @@ pub enum Step {
 /// `$deleteFromPrimitiveList/...` and any other `$` key would otherwise be ignored or
 /// copied into the result as if it were a field.
 pub fn unsupported_directives(patch: &Value, definition: &str) -> Vec<(Vec<Step>, String)> {
-    let schema = MERGE_DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut found = Vec::new();
     directives_in(patch, &schema, false, &mut Vec::new(), &mut found);
     found
@@ -92,7 +95,10 @@ fn list_strategy(schema: &Value) -> (bool, Option<&str>) {
 
 /// Merge `patch` into `base`, both instances of the definition `definition`.
 pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str) {
-    let schema = MERGE_DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     merge_value(base, patch, &schema);
 }
 
@@ -189,7 +195,10 @@ pub struct ReplacedList {
 /// `definition`) would replace with the patch's. Nested lists are followed only where
 /// the merge follows them: through objects, and items of lists merged by key.
 pub fn replaced_lists(base: &Value, patch: &Value, definition: &str) -> Vec<ReplacedList> {
-    let schema = MERGE_DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut found = Vec::new();
     replaced_in(base, patch, &schema, &mut Vec::new(), &mut found);
     found

@@ -109,9 +109,8 @@ impl<'s> Walk<'s> {
         let deeper = depth + 1;
         match key {
             // Annotations, and the definitions `$ref` reaches.
-            "description" | "title" | "default" | "examples" | "$schema" | "$id"
-            | "$comment" | "definitions" | "$defs" | "readOnly" | "writeOnly"
-            | "deprecated" => Some(true),
+            "description" | "title" | "default" | "examples" | "$schema" | "$id" | "$comment"
+            | "definitions" | "$defs" | "readOnly" | "writeOnly" | "deprecated" => Some(true),
             k if k.starts_with("x-") => Some(true),
             "$ref" => self.reference(value, instance, depth),
             "type" => match value {
@@ -166,9 +165,9 @@ impl<'s> Walk<'s> {
                     return Some(true);
                 };
                 let properties = value.as_object()?;
-                all(object.iter().filter_map(|(name, v)| {
-                    properties.get(name).map(|s| self.node(s, v, deeper))
-                }))
+                all(object
+                    .iter()
+                    .filter_map(|(name, v)| properties.get(name).map(|s| self.node(s, v, deeper))))
             }
             "additionalProperties" => {
                 let Value::Object(object) = instance else {
@@ -192,7 +191,10 @@ impl<'s> Walk<'s> {
                 }
                 all(items.iter().map(|item| self.node(value, item, deeper)))
             }
-            "allOf" => all(value.as_array()?.iter().map(|s| self.node(s, instance, deeper))),
+            "allOf" => all(value
+                .as_array()?
+                .iter()
+                .map(|s| self.node(s, instance, deeper))),
             "anyOf" => {
                 let mut verdict = Some(false);
                 for s in value.as_array()? {
@@ -360,7 +362,9 @@ fn compare(n: &serde_json::Number, bound: &serde_json::Number) -> Option<std::cm
 
 /// A `pattern`, compiled by jsonschema itself (a one-keyword schema), so that its
 /// regular-expression dialect is exactly the full validator's; once per pattern per
-/// process.
+/// process. As draft 7: jsonschema checks a schema against its draft's meta-schema
+/// first, and 2020-12's, with its vocabularies, cost more to build than all the rest
+/// of a one-job render's checks (pattern semantics do not differ between the two).
 fn pattern(pattern: &str) -> Arc<jsonschema::Validator> {
     static COMPILED: Mutex<Vec<(String, Arc<jsonschema::Validator>)>> = Mutex::new(Vec::new());
     let mut compiled = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
@@ -368,7 +372,9 @@ fn pattern(pattern: &str) -> Arc<jsonschema::Validator> {
         return validator.clone();
     }
     let validator = Arc::new(
-        jsonschema::validator_for(&serde_json::json!({ "pattern": pattern }))
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&serde_json::json!({ "pattern": pattern }))
             .unwrap_or_else(|e| panic!("the pattern {pattern:?} does not compile: {e}")),
     );
     compiled.push((pattern.to_owned(), validator.clone()));
@@ -393,7 +399,10 @@ pub fn stripped(schema: &Value) -> Value {
                     let v = match k.as_str() {
                         "properties" | "definitions" | "$defs" => match v {
                             Value::Object(named) => Value::Object(
-                                named.iter().map(|(n, s)| (n.clone(), stripped(s))).collect(),
+                                named
+                                    .iter()
+                                    .map(|(n, s)| (n.clone(), stripped(s)))
+                                    .collect(),
                             ),
                             other => other.clone(),
                         },

@@ -178,7 +178,11 @@ mod tests {
 
     #[test]
     fn the_quick_schemas_are_the_generated_ones() {
-        quick_schema::assert_fresh("schemas/quick/job.json", QUICK_JOB, &quick_text(InputKind::Job));
+        quick_schema::assert_fresh(
+            "schemas/quick/job.json",
+            QUICK_JOB,
+            &quick_text(InputKind::Job),
+        );
         quick_schema::assert_fresh(
             "schemas/quick/pool.json",
             QUICK_POOL,

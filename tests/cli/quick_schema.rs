@@ -19,7 +19,14 @@ use crate::support::{root, tree};
 /// the YAML tests' concern).
 fn corpus() -> Vec<(String, Value)> {
     let mut docs = Vec::new();
-    for dir in ["examples", "golden", "tests/rules", "tests/bad", "tests/lint", "tests/inputs"] {
+    for dir in [
+        "examples",
+        "golden",
+        "tests/rules",
+        "tests/bad",
+        "tests/lint",
+        "tests/inputs",
+    ] {
         let dir = root().join(dir);
         if !dir.is_dir() {
             continue;
@@ -48,7 +55,11 @@ fn nodes(value: &Value, at: String, out: &mut Vec<String>) {
         Value::Object(map) => {
             out.push(at.clone());
             for (k, v) in map {
-                nodes(v, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+                nodes(
+                    v,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
             }
         }
         Value::Array(items) => {
