@@ -38,7 +38,7 @@ fn corpus() -> Vec<(String, Value)> {
             let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };
-            let Ok(parsed) = serde_saphyr::from_str_multiple::<Value>(&text) else {
+            let Ok(parsed): Result<Vec<Value>, _> = serde_saphyr::from_str_multiple(&text) else {
                 continue;
             };
             let shown = format!("{}/{path}", dir.display());
