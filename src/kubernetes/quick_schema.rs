@@ -209,9 +209,8 @@ impl<'s> Walk<'s> {
             "oneOf" => {
                 let mut valid = 0;
                 for s in value.as_array()? {
-                    match self.node(s, instance, deeper)? {
-                        true => valid += 1,
-                        false => {}
+                    if self.node(s, instance, deeper)? {
+                        valid += 1;
                     }
                 }
                 Some(valid == 1)

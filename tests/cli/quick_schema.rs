@@ -123,6 +123,9 @@ fn mutations(doc: &Value) -> Vec<Value> {
     out
 }
 
+/// The instances of one corpus document that a schema judges.
+type Select = Box<dyn Fn(&Value) -> Vec<Value>>;
+
 /// One schema the walk stands in for: its text for the walk, its compiled validator,
 /// and which corpus documents (or parts of them) it judges.
 struct Case {
@@ -130,7 +133,7 @@ struct Case {
     quick: Value,
     dialect: Dialect,
     full: jsonschema::Validator,
-    select: Box<dyn Fn(&Value) -> Vec<Value>>,
+    select: Select,
 }
 
 fn cases() -> Vec<Case> {
@@ -144,7 +147,7 @@ fn cases() -> Vec<Case> {
     };
     let json = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
     let read = |file: &str| std::fs::read_to_string(root().join(file)).unwrap();
-    let kind_is = |kind: &'static str| -> Box<dyn Fn(&Value) -> Vec<Value>> {
+    let kind_is = |kind: &'static str| -> Select {
         Box::new(move |doc| {
             if doc["kind"] == kind {
                 vec![doc.clone()]
