@@ -481,6 +481,21 @@ pub fn stripped(schema: &Value) -> Value {
     }
 }
 
+/// Fails when a committed schema generated for the walk (`embedded`, at `path` from the
+/// crate root) differs from what the code generates; `RDMAGEN_BLESS=1` rewrites it.
+#[cfg(test)]
+pub(crate) fn assert_fresh(path: &str, embedded: &str, generated: &str) {
+    if std::env::var_os("RDMAGEN_BLESS").is_some() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        std::fs::write(file, generated).expect("the generated schema is written");
+        return;
+    }
+    assert!(
+        embedded == generated,
+        "{path} is stale; regenerate with `RDMAGEN_BLESS=1 cargo test --lib quick`"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,19 +513,4 @@ mod tests {
             assert!(plain_pattern(other).is_none(), "{other}");
         }
     }
-}
-
-/// Fails when a committed schema generated for the walk (`embedded`, at `path` from the
-/// crate root) differs from what the code generates; `RDMAGEN_BLESS=1` rewrites it.
-#[cfg(test)]
-pub(crate) fn assert_fresh(path: &str, embedded: &str, generated: &str) {
-    if std::env::var_os("RDMAGEN_BLESS").is_some() {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-        std::fs::write(file, generated).expect("the generated schema is written");
-        return;
-    }
-    assert!(
-        embedded == generated,
-        "{path} is stale; regenerate with `RDMAGEN_BLESS=1 cargo test --lib quick`"
-    );
 }
