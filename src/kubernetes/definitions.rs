@@ -28,6 +28,50 @@ pub static DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
     }
 });
 
+/// The vendored definitions reduced to what a strategic merge reads (`properties`,
+/// `items`, `additionalProperties`, `$ref` and the `x-kubernetes-patch-*` strategy and
+/// key), generated ahead of time ([`merge_text`], a test compares): a run that merges a
+/// pod parses these 34 KB, not the 248 KB of upstream text with descriptions.
+pub static MERGE_DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+    serde_json::from_str(MERGE_VIEW).expect("schemas/kubernetes/v1.33-merge.json is JSON")
+});
+
+const MERGE_VIEW: &str = include_str!("../../schemas/kubernetes/v1.33-merge.json");
+
+/// The committed text of [`MERGE_DEFINITIONS`]: one line of JSON and a newline.
+pub fn merge_text() -> String {
+    fn reduced(schema: &Value) -> Value {
+        let Value::Object(map) = schema else {
+            return schema.clone();
+        };
+        let kept = map.iter().filter_map(|(key, v)| {
+            let v = match key.as_str() {
+                // Property names are data, not schema keywords.
+                "properties" => match v {
+                    Value::Object(props) => {
+                        Value::Object(props.iter().map(|(k, p)| (k.clone(), reduced(p))).collect())
+                    }
+                    other => other.clone(),
+                },
+                "items" | "additionalProperties" => reduced(v),
+                "$ref" | "x-kubernetes-patch-strategy" | "x-kubernetes-patch-merge-key" => {
+                    v.clone()
+                }
+                _ => return None,
+            };
+            Some((key.clone(), v))
+        });
+        Value::Object(kept.collect())
+    }
+    let view: Map<String, Value> = DEFINITIONS
+        .iter()
+        .map(|(name, def)| (name.clone(), reduced(def)))
+        .collect();
+    let mut text = serde_json::to_string(&view).expect("definitions serialise");
+    text.push('\n');
+    text
+}
+
 /// One upstream definition by its full name (`io.k8s.api.core.v1.Container`).
 pub fn definition(name: &str) -> &'static Value {
     DEFINITIONS
@@ -138,9 +182,43 @@ pub fn standalone(root: &str) -> Value {
     })
 }
 
+/// [`standalone`] of PodTemplateSpec for the quick walk alone
+/// ([`quick_schema::stripped`](crate::kubernetes::quick_schema::stripped)), generated
+/// ahead of time so that checking a valid pod neither parses the 248 KB of vendored
+/// definitions nor makes them strict; a test regenerates it ([`quick_text`]).
+pub const POD_TEMPLATE_SPEC_QUICK: &str =
+    include_str!("../../schemas/kubernetes/pod-template-spec.quick.json");
+
+/// The committed text of a `*.quick.json`: `schema` stripped for the quick walk, one
+/// line of JSON and a newline.
+pub fn quick_text(schema: &Value) -> String {
+    let stripped = crate::kubernetes::quick_schema::stripped(schema);
+    let mut text = serde_json::to_string(&stripped).expect("a schema serialises");
+    text.push('\n');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_merge_view_is_the_generated_one() {
+        crate::kubernetes::quick_schema::assert_fresh(
+            "schemas/kubernetes/v1.33-merge.json",
+            MERGE_VIEW,
+            &merge_text(),
+        );
+    }
+
+    #[test]
+    fn the_quick_pod_template_spec_is_the_generated_one() {
+        crate::kubernetes::quick_schema::assert_fresh(
+            "schemas/kubernetes/pod-template-spec.quick.json",
+            POD_TEMPLATE_SPEC_QUICK,
+            &quick_text(&standalone(POD_TEMPLATE_SPEC)),
+        );
+    }
 
     #[test]
     fn every_reference_resolves() {

@@ -3,8 +3,6 @@
 //! sidecar container exactly as Kubernetes 1.33 defines it.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value, json};
@@ -102,33 +100,4 @@ impl JsonSchema for PodTemplateOverlay {
         });
         Schema::try_from(schema).expect("an object is a schema")
     }
-}
-
-/// The validator of one Kubernetes definition as rdmagen's input schemas use it
-/// (2020-12, the definition and its closure made strict under `#/$defs/`, as
-/// [`register`] puts them there), compiled once per process on first use. The fast
-/// check of valid inputs (`model::schema::is_valid`) asks for it only when a document
-/// has such a field.
-pub fn validator(name: &str) -> Arc<jsonschema::Validator> {
-    static COMPILED: Mutex<BTreeMap<String, Arc<jsonschema::Validator>>> =
-        Mutex::new(BTreeMap::new());
-    let mut compiled = COMPILED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(validator) = compiled.get(name) {
-        return validator.clone();
-    }
-    let defs: serde_json::Map<String, Value> = closure(name)
-        .into_iter()
-        .map(|dep| (dep.to_owned(), strict(dep, "#/$defs/")))
-        .collect();
-    let schema = json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$ref": format!("#/$defs/{name}"),
-        "$defs": defs,
-    });
-    let validator = Arc::new(
-        jsonschema::validator_for(&schema)
-            .unwrap_or_else(|e| panic!("the strict schema of {name} does not compile: {e}")),
-    );
-    compiled.insert(name.to_owned(), validator.clone());
-    validator
 }

@@ -1,6 +1,7 @@
 //! Strategic merge of a partial Kubernetes object over a whole one, driven by the
 //! vendored definitions' `x-kubernetes-patch-strategy` and
-//! `x-kubernetes-patch-merge-key` (what `kubectl patch --type strategic` does):
+//! `x-kubernetes-patch-merge-key` (what `kubectl patch --type strategic` does), read
+//! from their merge view (`MERGE_DEFINITIONS`):
 //!
 //! - objects merge key by key; `null` removes a key;
 //! - a list with patch strategy `merge` and a merge key (containers, env, volumes,
@@ -11,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::kubernetes::definitions::{DEFINITIONS, ref_name};
+use crate::kubernetes::definitions::{MERGE_DEFINITIONS, ref_name};
 
 /// The directive key of strategic-merge patches.
 pub const PATCH_DIRECTIVE: &str = "$patch";
@@ -29,7 +30,10 @@ pub enum Step {
 /// `$deleteFromPrimitiveList/...` and any other `$` key would otherwise be ignored or
 /// copied into the result as if it were a field.
 pub fn unsupported_directives(patch: &Value, definition: &str) -> Vec<(Vec<Step>, String)> {
-    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut found = Vec::new();
     directives_in(patch, &schema, false, &mut Vec::new(), &mut found);
     found
@@ -91,14 +95,17 @@ fn list_strategy(schema: &Value) -> (bool, Option<&str>) {
 
 /// Merge `patch` into `base`, both instances of the definition `definition`.
 pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str) {
-    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     merge_value(base, patch, &schema);
 }
 
 /// The schema `schema` stands for, following one `$ref`.
 fn resolve(schema: &Value) -> &Value {
     match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => DEFINITIONS.get(ref_name(r)).unwrap_or(&Value::Null),
+        Some(r) => MERGE_DEFINITIONS.get(ref_name(r)).unwrap_or(&Value::Null),
         None => schema,
     }
 }
@@ -188,7 +195,10 @@ pub struct ReplacedList {
 /// `definition`) would replace with the patch's. Nested lists are followed only where
 /// the merge follows them: through objects, and items of lists merged by key.
 pub fn replaced_lists(base: &Value, patch: &Value, definition: &str) -> Vec<ReplacedList> {
-    let schema = DEFINITIONS.get(definition).cloned().unwrap_or(Value::Null);
+    let schema = MERGE_DEFINITIONS
+        .get(definition)
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut found = Vec::new();
     replaced_in(base, patch, &schema, &mut Vec::new(), &mut found);
     found

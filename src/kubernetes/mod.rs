@@ -1,5 +1,6 @@
 //! Kubernetes itself, as data: the vendored core/v1 definitions of a pinned release,
-//! strict schemas made from them, the strategic merge they describe, and the naming
+//! strict schemas made from them (and a walk that checks valid documents against a
+//! schema without compiling it), the strategic merge they describe, and the naming
 //! rules for objects, namespaces, labels and the names inside a pod.
 
 pub mod config_map;
@@ -11,6 +12,7 @@ pub mod merge;
 pub mod names;
 pub mod namespace;
 pub mod quantity;
+pub mod quick_schema;
 
 pub use definitions::KUBERNETES_VERSION;
 pub use merge::strategic_merge;

@@ -7,11 +7,12 @@
 //! yaml-language-server (VS Code YAML, Neovim, Helix) implements; schemars' draft-07
 //! settings move such `$ref`s into an `allOf`, which draft-07 requires.
 
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::LazyLock;
 
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
+use crate::kubernetes::quick_schema::{self, Dialect};
 use crate::model::{JobDocument, PoolDocument};
 
 /// Which input schema.
@@ -132,109 +133,43 @@ pub static VALIDATORS: LazyLock<Validators> = LazyLock::new(|| {
     }
 });
 
-/// The committed `schemas/job.schema.json` and `schemas/pool.schema.json`, embedded:
-/// equal to [`pretty`] of the same kind (a test here, and `committed_schemas_are_fresh`,
-/// which regenerates the files).
-const EMBEDDED_JOB: &str = include_str!("../../schemas/job.schema.json");
-const EMBEDDED_POOL: &str = include_str!("../../schemas/pool.schema.json");
+/// [`generate`] of each kind for the quick walk alone (2020-12, every Kubernetes
+/// definition it reaches made strict, without descriptions), generated ahead of time:
+/// a run of valid inputs neither generates nor compiles the full schema. A test
+/// regenerates them ([`quick_text`]).
+const QUICK_JOB: &str = include_str!("../../schemas/quick/job.json");
+const QUICK_POOL: &str = include_str!("../../schemas/quick/pool.json");
+
+/// The committed text of `schemas/quick/{job,pool}.json`.
+pub fn quick_text(kind: InputKind) -> String {
+    crate::kubernetes::definitions::quick_text(&generate(kind))
+}
 
 /// Whether `value` (a document as JSON) is valid against the schema of `kind`, exactly
-/// as [`VALIDATORS`] judges it, without generating or compiling the full schema.
-///
-/// The embedded draft-07 schema is compiled with rdmagen's own definitions only: each
-/// `$ref` to a Kubernetes definition becomes the keyword [`KUBERNETES_KEYWORD`], whose
-/// validator (that definition and its closure, made strict as the full schema has
-/// them) is compiled the first time a document has such a field. Formats are not
-/// checked, as the 2020-12 validator does not check them. A test runs every example,
-/// every bad input and generated documents through both and compares.
+/// as [`VALIDATORS`] judges it. The quick walk decides a valid document without
+/// compiling anything; only a document it does not find valid builds [`VALIDATORS`],
+/// whose verdict is then the answer (kubernetes/quick_schema.rs; a test compares the
+/// two on every example, bad input and mutated documents).
 pub fn is_valid(kind: InputKind, value: &Value) -> bool {
-    static FAST: [LazyLock<jsonschema::Validator>; 2] = [
-        LazyLock::new(|| fast_validator(EMBEDDED_JOB)),
-        LazyLock::new(|| fast_validator(EMBEDDED_POOL)),
+    static QUICK: [LazyLock<Value>; 2] = [
+        LazyLock::new(|| serde_json::from_str(QUICK_JOB).expect("schemas/quick/job.json is JSON")),
+        LazyLock::new(|| {
+            serde_json::from_str(QUICK_POOL).expect("schemas/quick/pool.json is JSON")
+        }),
     ];
     let index = match kind {
         InputKind::Job => 0,
         InputKind::Pool => 1,
     };
-    FAST[index].is_valid(value)
-}
-
-/// The keyword that stands for a `$ref` to a Kubernetes definition in [`is_valid`]'s
-/// schemas; its value is the definition's name.
-const KUBERNETES_KEYWORD: &str = "x-rdmagen-kubernetes";
-
-fn fast_validator(embedded: &str) -> jsonschema::Validator {
-    let mut schema: Value =
-        serde_json::from_str(embedded).expect("the embedded input schemas are JSON");
-    if let Some(Value::Object(definitions)) = schema.get_mut("definitions") {
-        definitions.retain(|name, _| !name.starts_with(KUBERNETES_PREFIX));
-    }
-    replace_kubernetes_refs(&mut schema);
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft7)
-        .should_validate_formats(false)
-        .with_keyword(KUBERNETES_KEYWORD, |_, value, _| {
-            let name = value.as_str().unwrap_or_default().to_owned();
-            Ok(Box::new(KubernetesRef {
-                name,
-                validator: OnceLock::new(),
-            }))
-        })
-        .build(&schema)
-        .unwrap_or_else(|e| panic!("the embedded input schema does not compile: {e}"))
-}
-
-const KUBERNETES_PREFIX: &str = "io.k8s.";
-
-fn replace_kubernetes_refs(node: &mut Value) {
-    match node {
-        Value::Object(map) => {
-            let target = match map.get("$ref") {
-                Some(Value::String(r)) => r
-                    .strip_prefix("#/definitions/")
-                    .filter(|name| name.starts_with(KUBERNETES_PREFIX))
-                    .map(str::to_owned),
-                _ => None,
-            };
-            if let Some(name) = target {
-                map.remove("$ref");
-                map.insert(KUBERNETES_KEYWORD.to_owned(), Value::String(name));
-            }
-            map.values_mut().for_each(replace_kubernetes_refs);
+    let dialect = Dialect {
+        draft7: false,
+        formats: false,
+    };
+    quick_schema::is_valid(&QUICK[index], value, dialect) == Some(true)
+        || match kind {
+            InputKind::Job => VALIDATORS.job.is_valid(value),
+            InputKind::Pool => VALIDATORS.pool.is_valid(value),
         }
-        Value::Array(items) => items.iter_mut().for_each(replace_kubernetes_refs),
-        _ => {}
-    }
-}
-
-/// One Kubernetes definition inside an input, compiled on first use.
-struct KubernetesRef {
-    name: String,
-    validator: OnceLock<Arc<jsonschema::Validator>>,
-}
-
-impl KubernetesRef {
-    fn validator(&self) -> &jsonschema::Validator {
-        self.validator
-            .get_or_init(|| crate::kubernetes::input_schema::validator(&self.name))
-    }
-}
-
-impl<'i> jsonschema::Keyword<'i> for KubernetesRef {
-    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
-        if self.is_valid(instance) {
-            Ok(())
-        } else {
-            Err(jsonschema::ValidationError::custom(format!(
-                "not a valid {}",
-                self.name
-            )))
-        }
-    }
-
-    fn is_valid(&self, instance: &'i Value) -> bool {
-        self.validator().is_valid(instance)
-    }
 }
 
 #[cfg(test)]
@@ -242,14 +177,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_embedded_schemas_are_the_generated_ones() {
-        assert!(
-            EMBEDDED_JOB == pretty(Published::Job),
-            "schemas/job.schema.json is stale"
+    fn the_quick_schemas_are_the_generated_ones() {
+        quick_schema::assert_fresh(
+            "schemas/quick/job.json",
+            QUICK_JOB,
+            &quick_text(InputKind::Job),
         );
-        assert!(
-            EMBEDDED_POOL == pretty(Published::Pool),
-            "schemas/pool.schema.json is stale"
+        quick_schema::assert_fresh(
+            "schemas/quick/pool.json",
+            QUICK_POOL,
+            &quick_text(InputKind::Pool),
         );
     }
 }

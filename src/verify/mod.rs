@@ -15,8 +15,7 @@ pub mod trainer;
 pub mod trainer_crd;
 pub mod trainer_fidelity;
 
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
@@ -28,8 +27,9 @@ use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule, Severity};
 use crate::kubernetes::KUBERNETES_VERSION;
 use crate::kubernetes::definitions::{
-    self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC,
+    self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK,
 };
+use crate::kubernetes::quick_schema::{self, Dialect};
 use crate::plan::pod_parts::TRAINING_CONTAINER;
 use crate::plan::trainer::RuntimePlan;
 use crate::plan::{self, Plan};
@@ -43,8 +43,8 @@ const ROLES: [&str; 2] = ["Master", "Worker"];
 
 /// Holds the compiled schemas; build once per run.
 pub struct Verifier {
-    envelope: Schema,
-    pod_template: Compiling,
+    envelope: Quick,
+    pod_template: Quick,
     /// Compiled on first use (2-3 ms): most runs render no storage.yaml.
     persistent_volume: OnceLock<Schema>,
     persistent_volume_claim: OnceLock<Schema>,
@@ -52,11 +52,25 @@ pub struct Verifier {
 
 impl Verifier {
     pub fn new() -> Self {
-        let envelope: Value = serde_json::from_str(OUTPUT_SCHEMA)
-            .expect("schemas/pytorchjob.schema.json is valid JSON");
+        // rdmagen's envelope is 2020-12 (no format asserted), the Kubernetes schemas
+        // draft 7, whose formats jsonschema asserts.
+        let envelope = Dialect {
+            draft7: false,
+            formats: false,
+        };
+        let kubernetes = Dialect {
+            draft7: true,
+            formats: true,
+        };
         Verifier {
-            envelope: Schema::new(envelope, Rule::RenderedSchema),
-            pod_template: Compiling::start(POD_TEMPLATE_SPEC),
+            envelope: Quick::new(OUTPUT_SCHEMA, envelope, || {
+                let envelope: Value = serde_json::from_str(OUTPUT_SCHEMA)
+                    .expect("schemas/pytorchjob.schema.json is valid JSON");
+                Schema::new(envelope, Rule::RenderedSchema)
+            }),
+            pod_template: Quick::new(POD_TEMPLATE_SPEC_QUICK, kubernetes, || {
+                Schema::kubernetes(POD_TEMPLATE_SPEC)
+            }),
             persistent_volume: OnceLock::new(),
             persistent_volume_claim: OnceLock::new(),
         }
@@ -112,7 +126,7 @@ impl Verifier {
         if let Some(at) = trainer_fidelity::node_pod_pointer(&doc)
             && let Some(pod) = doc.pointer(&at)
         {
-            problems.extend(self.pod_template.get().problems(pod, &at));
+            problems.extend(self.pod_template.problems(pod, &at));
         }
         problems.extend(trainer_fidelity::runtime_fidelity(&doc, runtime));
         let facts = ManifestFacts {
@@ -143,10 +157,7 @@ impl Verifier {
             &doc,
             train_job.target.release,
         );
-        let mut problems = self
-            .pod_template
-            .get()
-            .problems(&made, "(the pod it makes)");
+        let mut problems = self.pod_template.problems(&made, "(the pod it makes)");
         problems.extend(trainer_fidelity::train_job_fidelity(
             &doc, &made, &plan.name, train_job,
         ));
@@ -174,7 +185,7 @@ impl Verifier {
             "/spec/pytorchReplicaSpecs/{}/template",
             pointer_segment(role)
         );
-        self.pod_template.get().problems(template, &at)
+        self.pod_template.problems(template, &at)
     }
 
     /// Check rendered PersistentVolume/Claim documents against Kubernetes' schemas and
@@ -242,38 +253,38 @@ impl Verifier {
     }
 }
 
-/// Kubernetes' PodTemplateSpec schema, compiled on a thread of its own while the
-/// inputs load and resolve. Building and compiling it takes 3-5 ms of CPU. Compiled in
-/// line, it made a cold one-job render about 7 ms slower (28 → 36 ms, median of 31,
-/// release build, 2 shared cores); compiled here, 1-3 ms.
-struct Compiling {
-    thread: Mutex<Option<JoinHandle<Schema>>>,
-    schema: OnceLock<Schema>,
+/// A schema checked by the quick walk (kubernetes/quick_schema.rs) and compiled only
+/// for a value the walk does not find valid: the compiled validator gives the findings.
+/// Compiling the PodTemplateSpec closure cost 3-5 ms of CPU at every start (on a thread
+/// of its own, 1-3 ms of wall time), and valid output never needs it.
+struct Quick {
+    /// The schema the walk reads, parsed on first use.
+    quick: OnceLock<Value>,
+    quick_text: &'static str,
+    dialect: Dialect,
+    full: OnceLock<Schema>,
+    compile: fn() -> Schema,
 }
 
-impl Compiling {
-    fn start(root: &'static str) -> Self {
-        // Nothing here may print: the CLI can hold the stderr lock while it waits.
-        let thread = std::thread::spawn(move || Schema::kubernetes(root));
-        Compiling {
-            thread: Mutex::new(Some(thread)),
-            schema: OnceLock::new(),
+impl Quick {
+    fn new(quick_text: &'static str, dialect: Dialect, compile: fn() -> Schema) -> Self {
+        Quick {
+            quick: OnceLock::new(),
+            quick_text,
+            dialect,
+            full: OnceLock::new(),
+            compile,
         }
     }
 
-    /// The schema, waiting for the thread the first time.
-    fn get(&self) -> &Schema {
-        self.schema.get_or_init(|| {
-            let thread = self
-                .thread
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-                .expect("joined only once, inside get_or_init");
-            thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })
+    fn problems(&self, value: &Value, at: &str) -> Vec<Finding> {
+        let quick = self.quick.get_or_init(|| {
+            serde_json::from_str(self.quick_text).expect("an embedded schema is JSON")
+        });
+        if quick_schema::is_valid(quick, value, self.dialect) == Some(true) {
+            return Vec::new();
+        }
+        self.full.get_or_init(self.compile).problems(value, at)
     }
 }
 

@@ -63,9 +63,11 @@
 //! The schemas are embedded as the CRDs' `openAPIV3Schema` without descriptions
 //! (schemas/trainer/, checked against the vendored CRDs by tests/cli/trainer_crd.rs),
 //! and beside each its strict form, generated ahead of time (`*.strict.json`, checked
-//! against [`strict`] of the first by the same tests): a run only compiles the strict
-//! schema of the kind and release it meets, on first use, once per run. Converting a
-//! CRD at run time cost about 2 ms of CPU per schema (bench/RESULTS.md, issue 23).
+//! against [`strict`] of the first by the same tests). A run parses the strict schema
+//! of the kind and release it meets and walks a valid object through it
+//! (kubernetes/quick_schema.rs); it compiles the schema only for an object the walk
+//! does not find valid, for the findings. Converting a CRD at run time cost about 2 ms
+//! of CPU per schema (bench/RESULTS.md, issue 23).
 
 use std::sync::OnceLock;
 
@@ -74,6 +76,7 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule};
+use crate::kubernetes::quick_schema::{self, Dialect};
 // The releases and the apiVersion are facts of the Trainer room, named here for the
 // CRD checks' callers.
 use crate::diagnostics::message::{
@@ -302,26 +305,35 @@ pub fn check(doc: &Value, release: Version) -> Vec<Finding> {
     findings
 }
 
-/// A compiled strict schema and the document it was compiled from (to name what an
-/// object allows, and the CEL rule behind an error).
+/// A strict schema (to walk a valid object without compiling, to prune, to name what an
+/// object allows, and the CEL rule behind an error) and its validator, compiled only
+/// for an object the quick walk does not find valid: compiling one cost 2-4 ms of CPU
+/// at the first Trainer object of a run (bench/RESULTS.md, issue 23).
 struct Compiled {
-    validator: jsonschema::Validator,
     schema: Value,
+    validator: OnceLock<jsonschema::Validator>,
+    tag: &'static str,
 }
 
 static COMPILED: [OnceLock<Compiled>; 4] = [const { OnceLock::new() }; 4];
 
 fn compiled(crd: CrdRelease, kind: TrainerKind) -> &'static Compiled {
-    COMPILED[crd.index(kind)].get_or_init(|| {
-        let schema: Value = serde_json::from_str(crd.strict_embedded(kind))
-            .expect("schemas/trainer/*.strict.json is valid JSON");
-        let validator = jsonschema::draft7::new(&schema)
-            .unwrap_or_else(|e| panic!("the strict Trainer {} schema compiles: {e}", crd.tag()));
-        Compiled { validator, schema }
+    COMPILED[crd.index(kind)].get_or_init(|| Compiled {
+        schema: serde_json::from_str(crd.strict_embedded(kind))
+            .expect("schemas/trainer/*.strict.json is valid JSON"),
+        validator: OnceLock::new(),
+        tag: crd.tag(),
     })
 }
 
 impl Compiled {
+    fn validator(&self) -> &jsonschema::Validator {
+        self.validator.get_or_init(|| {
+            jsonschema::draft7::new(&self.schema)
+                .unwrap_or_else(|e| panic!("the strict Trainer {} schema compiles: {e}", self.tag))
+        })
+    }
+
     fn problems(
         &self,
         doc: &Value,
@@ -329,11 +341,19 @@ impl Compiled {
         crd: CrdRelease,
         release: Version,
     ) -> Vec<Finding> {
-        if self.validator.is_valid(doc) {
+        let draft7 = Dialect {
+            draft7: true,
+            formats: true,
+        };
+        if quick_schema::is_valid(&self.schema, doc, draft7) == Some(true) {
+            return Vec::new();
+        }
+        let validator = self.validator();
+        if validator.is_valid(doc) {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for e in self.validator.iter_errors(doc) {
+        for e in validator.iter_errors(doc) {
             let path = e.instance_path().as_str().to_owned();
             let keyword = e.schema_path().as_str().to_owned();
             if let Some((rule, message)) = self.cel_behind(&keyword) {

@@ -24,6 +24,7 @@ mod packaging;
 mod pipes;
 mod pod_fields;
 mod pod_template;
+mod quick_schema;
 mod real_clusters;
 mod render_options;
 mod resource_limits;
