@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod platform;
 pub mod render;
+pub mod rules;
 pub mod smoke;
 pub mod verify;
 pub mod version;

@@ -9,13 +9,13 @@ use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use crate::error::Error;
 use crate::kubeflow::operator::OperatorGeneration;
+use crate::kubeflow::trainer::crd;
 use crate::model::pool::Platform;
 use crate::model::target::Version;
 use crate::platform::profile;
-use crate::verify::lint;
-use crate::verify::manifest::ManifestFacts;
-use crate::verify::trainer::TrainerRelease;
-use crate::verify::trainer_crd;
+use crate::rules::lint;
+use crate::rules::manifest::ManifestFacts;
+use crate::rules::trainer::TrainerRelease;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
@@ -53,10 +53,10 @@ fn parse_version(text: &str) -> Result<Version, String> {
 
 fn parse_trainer_version(text: &str) -> Result<Version, String> {
     let version = parse_version(text)?;
-    if trainer_crd::supported(version) {
+    if crd::supported(version) {
         Ok(version)
     } else {
-        Err(trainer_crd::unsupported(version))
+        Err(crd::unsupported(version))
     }
 }
 

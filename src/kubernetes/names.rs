@@ -4,7 +4,7 @@
 //! (L341-L369) and `IsRelaxedEnvVarName` (L401-L433); `pkg/api/validation/generic.go`
 //! `NameIsDNSSubdomain` (L37-L42) with `maskTrailingDash` (L74-L79); and
 //! `pkg/api/validation/objectmeta.go` `ValidateAnnotationsSize` (L36, L58-L67). Label keys
-//! and values, and annotation keys, are `kubernetes::labels`. `verify::names` applies them to objects and pods.
+//! and values, and annotation keys, are `kubernetes::labels`. `rules::names` applies them to objects and pods.
 
 /// DNS1123LabelMaxLength (validation.go L182).
 const DNS_LABEL_MAX: usize = 63;

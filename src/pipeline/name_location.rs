@@ -1,4 +1,4 @@
-//! Where the job or the pool wrote the name a `verify::names` finding is about.
+//! Where the job or the pool wrote the name a `rules::names` finding is about.
 //! rdmagen copies names verbatim from any of several fields (a job's, a pool's
 //! `jobDefaults`, a podTemplate overlay, a sidecar, a runtime's pool), so a name is
 //! looked for as it was written, in the inputs in the order given. Render and the
@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::diagnostics::{Finding, Location, Rule, pointer};
 use crate::yaml::tree::Document;
 
-/// The rules whose findings point at a name (verify::names).
+/// The rules whose findings point at a name (rules::names).
 const NAME_RULES: [Rule; 8] = [
     Rule::LabelInvalid,
     Rule::AnnotationInvalid,

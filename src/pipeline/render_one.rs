@@ -99,7 +99,7 @@ pub(super) fn render_one(
     })
 }
 
-/// The rules about a container's requests and limits (verify::resources).
+/// The rules about a container's requests and limits (rules::resources).
 const RESOURCE_RULES: [Rule; 4] = [
     Rule::RequestAboveLimit,
     Rule::NotOvercommittable,

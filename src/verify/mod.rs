@@ -5,14 +5,6 @@
 //! of each container's requests and limits, `resources`), and the plan itself (image,
 //! command and environment must read back exactly).
 
-pub mod lint;
-pub mod manifest;
-pub(crate) mod names;
-mod resources;
-pub mod storage;
-mod tolerations;
-pub mod trainer;
-pub mod trainer_crd;
 pub mod trainer_fidelity;
 
 use std::sync::OnceLock;
@@ -33,7 +25,8 @@ use crate::kubernetes::quick_schema::{self, Dialect};
 use crate::plan::pod_parts::TRAINING_CONTAINER;
 use crate::plan::trainer::RuntimePlan;
 use crate::plan::{self, Plan};
-use manifest::ManifestFacts;
+use crate::rules::manifest::{self, ManifestFacts};
+use crate::rules::trainer;
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");

@@ -46,7 +46,7 @@ pub fn runtime_fidelity(doc: &Value, plan: &RuntimePlan) -> Vec<Finding> {
 
 /// The pod Trainer makes of the runtime's `node` pod template `runtime_pod` and the
 /// rendered TrainJob `doc` on `release`: the one function `lint` judges a TrainJob's
-/// pods by too (`verify::trainer::trainer_pods`).
+/// pods by too (`rules::trainer::trainer_pods`).
 pub fn pod_trainer_makes(runtime_pod: &Value, doc: &Value, release: Release) -> Value {
     effective_pod(NODE_JOB, runtime_pod, &doc["spec"], release)
 }

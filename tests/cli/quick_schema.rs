@@ -6,11 +6,11 @@
 //! and documents mutated from them (a field dropped, an unknown field added, values of
 //! the wrong type).
 
+use rdmagen::kubeflow::trainer::crd::{CrdRelease, TrainerKind};
 use rdmagen::kubernetes::definitions::{POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK, standalone};
 use rdmagen::kubernetes::quick_schema::{Dialect, is_valid};
 use rdmagen::model::schema::VALIDATORS;
 use rdmagen::verify::OUTPUT_SCHEMA;
-use rdmagen::verify::trainer_crd::{CrdRelease, TrainerKind};
 use serde_json::{Value, json};
 
 use crate::support::{root, tree};

@@ -238,7 +238,7 @@ fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
 /// release (the control) and fails the v2.1 one against v2.3's CRDs.
 #[test]
 fn golden_trainer_objects_validate_against_their_release_crds() {
-    use rdmagen::verify::trainer_crd::check;
+    use rdmagen::kubeflow::trainer::crd::check;
     let mut checked = 0;
     for (example, minor) in EXAMPLES {
         let release = Version::new(2, minor);
@@ -274,7 +274,7 @@ fn golden_trainer_objects_validate_against_their_release_crds() {
 
 /// `lint` and `render` judge a TrainJob's pods by one model of what Trainer's
 /// controller makes (issue 23). For every golden TrainJob and its runtime: the pod
-/// lint judges (`verify::trainer::trainer_pods`, from what the API server keeps of
+/// lint judges (`rules::trainer::trainer_pods`, from what the API server keeps of
 /// both objects) is the pod render's fidelity check holds to the plan's
 /// (`verify::trainer_fidelity::pod_trainer_makes`; `render` of the examples, which the
 /// golden tests run, fails if it is not the plan's), and lint finds no error in that
@@ -282,8 +282,8 @@ fn golden_trainer_objects_validate_against_their_release_crds() {
 #[test]
 fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
     use rdmagen::diagnostics::Severity;
-    use rdmagen::verify::manifest::ManifestFacts;
-    use rdmagen::verify::trainer::{TrainerRelease, check_all, trainer_pods};
+    use rdmagen::rules::manifest::ManifestFacts;
+    use rdmagen::rules::trainer::{TrainerRelease, check_all, trainer_pods};
     use rdmagen::verify::trainer_fidelity::pod_trainer_makes;
 
     // Each golden tree of TrainJobs and the release its pool targets.

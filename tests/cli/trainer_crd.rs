@@ -4,10 +4,10 @@
 //! issue asks for (the default torch-distributed runtime validates with the same
 //! checker as rdmagen's own output).
 
-use rdmagen::model::target::Version;
-use rdmagen::verify::trainer_crd::{
+use rdmagen::kubeflow::trainer::crd::{
     self, CelHandling, CrdRelease, TrainerKind, cel_rules, check, strict, unknown_keywords,
 };
+use rdmagen::model::target::Version;
 use serde_json::Value;
 
 use crate::support::root;
@@ -108,7 +108,7 @@ fn strict_schemas_are_generated_from_the_embedded_ones() {
     let mut stale = Vec::new();
     for crd in CrdRelease::ALL {
         for kind in TrainerKind::ALL {
-            let expected = trainer_crd::strict_text(crd, kind);
+            let expected = crd::strict_text(crd, kind);
             let file = embedded_file(crd, kind).replace(".json", ".strict.json");
             if bless && kind != TrainerKind::ClusterTrainingRuntime {
                 std::fs::write(root().join(&file), &expected).unwrap();
@@ -391,15 +391,15 @@ spec:
 /// The module's API as the render path calls it: the kind, the CRDs for a release.
 #[test]
 fn releases_kinds_and_the_api() {
-    assert_eq!(trainer_crd::API_VERSION, "trainer.kubeflow.org/v1alpha1");
-    assert_eq!(trainer_crd::LATEST, V2_3);
+    assert_eq!(crd::API_VERSION, "trainer.kubeflow.org/v1alpha1");
+    assert_eq!(crd::LATEST, V2_3);
     assert_eq!(CrdRelease::for_release(V2_1), Some(CrdRelease::V2_1_0));
     assert_eq!(
         CrdRelease::for_release(Version::new(2, 2)),
         Some(CrdRelease::V2_3_0)
     );
     assert_eq!(CrdRelease::for_release(Version::new(2, 0)), None);
-    assert!(!trainer_crd::supported(Version::new(1, 9)));
+    assert!(!crd::supported(Version::new(1, 9)));
 }
 
 /// A minimal SHA-256 (FIPS 180-4), to check the vendored files against SOURCE.md.

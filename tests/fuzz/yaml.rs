@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use rdmagen::diagnostics::Findings;
 use rdmagen::model::load;
 use rdmagen::pipeline::{self, Collect, Request};
-use rdmagen::verify::lint::{Linted, lint_text};
-use rdmagen::verify::manifest::ManifestFacts;
+use rdmagen::rules::lint::{Linted, lint_text};
+use rdmagen::rules::manifest::ManifestFacts;
 use rdmagen::yaml::{fast_yaml, tree, tree_value};
 
 use crate::corpus::{JOB_AND_POOL, YAML};

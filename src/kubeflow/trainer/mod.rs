@@ -2,6 +2,7 @@
 //! its releases and what each does with a TrainJob ([`release`]), and the pod its
 //! controller makes of a runtime and a TrainJob ([`effective`]).
 
+pub mod crd;
 pub mod effective;
 pub mod release;
 

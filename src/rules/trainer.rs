@@ -1,7 +1,7 @@
 //! `lint` of Kubeflow Trainer v2 objects: TrainJobs, TrainingRuntimes and
 //! ClusterTrainingRuntimes (`trainer.kubeflow.org/v1alpha1`).
 //!
-//! Each object is checked against its release's CRD ([`trainer_crd::check`], RDG150).
+//! Each object is checked against its release's CRD ([`crd::check`], RDG150).
 //! A runtime holds the RDMA pod shape, so its pod templates get the pod-level rules a
 //! PyTorchJob replica gets (RDMA ⇒ IPC_LOCK, memory /dev/shm, NCCL variables,
 //! hostNetwork DNS), plus the Trainer's own: the trainer job and its `node` container
@@ -24,15 +24,16 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
+use crate::kubeflow::trainer::crd::{self, API_VERSION, TrainerKind};
 use crate::kubeflow::trainer::effective::{items, trainer_job};
 use crate::kubeflow::trainer::{
     ANCESTOR_LABEL, NODE, PodPatch, Release, effective_pod, pod_patches,
 };
 use crate::nccl::{self, EnvFacts};
 use crate::platform::is_rdma_resource;
-use crate::verify::manifest::{self, ManifestFacts};
-use crate::verify::names;
-use crate::verify::trainer_crd::{self, API_VERSION, TrainerKind};
+use crate::rules::manifest::{self, ManifestFacts};
+use crate::rules::names;
+use crate::rules::pod_templates::{PodTemplate, of_runtime};
 use crate::version::Version;
 use crate::yaml::tree::Document;
 
@@ -41,7 +42,7 @@ use crate::yaml::tree::Document;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrainerRelease {
     pub release: Release,
-    /// Not given: [`trainer_crd::LATEST`] was assumed, and release-dependent findings
+    /// Not given: [`crd::LATEST`] was assumed, and release-dependent findings
     /// say so.
     pub assumed: bool,
 }
@@ -74,7 +75,7 @@ impl TrainerRelease {
 impl Default for TrainerRelease {
     fn default() -> Self {
         TrainerRelease {
-            release: Release::new(trainer_crd::LATEST),
+            release: Release::new(crd::LATEST),
             assumed: true,
         }
     }
@@ -184,7 +185,7 @@ fn judge_values(
 
 /// The CRD's findings for `doc`, saying when the release was assumed.
 fn crd(doc: &Value, release: TrainerRelease) -> Vec<Finding> {
-    let mut findings = trainer_crd::check(doc, release.version());
+    let mut findings = crd::check(doc, release.version());
     let note = release.note();
     for f in &mut findings {
         f.message.push_str(&note);
@@ -269,6 +270,15 @@ fn is_torch(runtime: &Value) -> bool {
 /// What rank 0's pod is called, for messages.
 const PEER: &str = "<job>-node-0-0.<job> (PET_MASTER_ADDR)";
 
+/// Every pod rule of a runtime's pod template (manifest::pod_template_rules), without
+/// those about the v1 training operator's variables: Trainer sets only the PET_* ones
+/// (RDG151).
+fn trainer_pod_rules(t: &PodTemplate<'_>, facts: &ManifestFacts) -> Vec<Finding> {
+    let mut findings = manifest::pod_template_rules(t, PEER, facts);
+    findings.retain(|f| f.rule != Rule::OperatorManagedEnv);
+    findings
+}
+
 /// The pod-level rules of one pod (manifest::pod_shape), without those about the v1
 /// training operator's variables: Trainer sets only the PET_* ones (RDG151).
 fn pod_shape(pod: &Value, base: &str, peer: &str, facts: &ManifestFacts) -> Vec<Finding> {
@@ -308,23 +318,23 @@ fn runtime(doc: &Value, release: TrainerRelease, facts: &ManifestFacts) -> Vec<F
     let mut out = crd(doc, release);
     // The pods are judged as the API server keeps them: pruning removes object fields
     // only, so pointers into `kept` are pointers into `doc`.
-    let kept = trainer_crd::prune(doc, release.version());
-    for (i, job) in items(replicated_jobs(&kept)) {
-        // The Job template's metadata and its pod template's: the JobSet controller
+    let kept = crd::prune(doc, release.version());
+    for t in of_runtime(&kept) {
+        // The Job template's metadata, then the pod template's: the JobSet controller
         // creates a Job and the Job controller pods from them.
-        let job_template = format!("/spec/template/spec/replicatedJobs/{i}/template");
+        let job_template = t.at.strip_suffix("/spec/template").unwrap_or(&t.at);
         out.extend(names::object_meta(
-            &job["template"]["metadata"],
+            &t.holder["template"]["metadata"],
             &format!("{job_template}/metadata"),
         ));
-        out.extend(names::object_meta(
-            &job["template"]["spec"]["template"]["metadata"],
-            &format!("{job_template}/spec/template/metadata"),
-        ));
-        let pod = pod_of(job);
-        if pod.is_object() {
-            out.extend(pod_shape(pod, &pod_pointer(i), PEER, facts));
-            out.extend(imageless(pod, &pod_pointer(i)));
+        if t.spec().is_object() {
+            out.extend(trainer_pod_rules(&t, facts));
+            out.extend(imageless(t.spec(), &t.spec_at()));
+        } else {
+            out.extend(names::object_meta(
+                &t.template["metadata"],
+                &format!("{}/metadata", t.at),
+            ));
         }
     }
     if is_torch(doc) {
@@ -702,8 +712,8 @@ pub fn trainer_pods(
     runtime: &Value,
     release: Release,
 ) -> Option<(usize, Value, Value)> {
-    let kept = trainer_crd::prune(train_job, release.version);
-    let runtime = trainer_crd::prune(runtime, release.version);
+    let kept = crd::prune(train_job, release.version);
+    let runtime = crd::prune(runtime, release.version);
     let (index, job) = trainer_job(&runtime)?;
     let name = job["name"].as_str()?;
     let original = &job["template"]["spec"]["template"];
@@ -728,7 +738,7 @@ fn effective_pod_findings(
         return Vec::new();
     };
     let (original, pod) = (&original["spec"], &made["spec"]);
-    let kept = trainer_crd::prune(doc, release.version());
+    let kept = crd::prune(doc, release.version());
     let job_name = trainer_job(runtime).and_then(|(_, j)| j["name"].as_str());
     let field = release.release.patch_field();
     let patch_pointer = pod_patches(&kept["spec"])

@@ -1,7 +1,7 @@
 //! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
 //! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
 //! PersistentVolumes and claims that come with them; and Kubeflow Trainer v2 objects
-//! (TrainJob, TrainingRuntime, ClusterTrainingRuntime: src/verify/trainer.rs).
+//! (TrainJob, TrainingRuntime, ClusterTrainingRuntime: src/rules/trainer.rs).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -14,11 +14,11 @@ use crate::diagnostics::source::Sources;
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
+use crate::kubeflow::trainer::crd::TrainerKind;
 use crate::model::load::{dedupe, display_name, yaml_files};
-use crate::verify::manifest::{self, ManifestFacts};
-use crate::verify::storage;
-use crate::verify::trainer::{self, TrainerRelease};
-use crate::verify::trainer_crd::TrainerKind;
+use crate::rules::manifest::{self, ManifestFacts};
+use crate::rules::storage;
+use crate::rules::trainer::{self, TrainerRelease};
 use crate::yaml::tree::{Document, Node, each_document};
 use crate::yaml::tree_value::to_value;
 
@@ -70,7 +70,7 @@ impl Linted {
         let mut message = format!(
             "nothing to lint: no PyTorchJob (kind PyTorchJob, apiVersion kubeflow.org/v1) and no \
              TrainJob, TrainingRuntime or ClusterTrainingRuntime (apiVersion {}) in {named}",
-            crate::verify::trainer_crd::API_VERSION
+            crate::kubeflow::trainer::crd::API_VERSION
         );
         const SHOWN: usize = 3;
         for miss in self.near_misses.iter().take(SHOWN) {

@@ -10,6 +10,7 @@ use crate::nccl::{self, EnvFacts};
 use crate::platform::Platform;
 use crate::platform::{Profile, is_rdma_resource, profile};
 
+use super::pod_templates::{PodTemplate, of_pytorchjob};
 use super::{names, resources, tolerations};
 use crate::diagnostics::message::pointer_segment;
 
@@ -155,9 +156,10 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
     // The name is RDG007's, stricter than a custom resource's (names::custom_resource_name).
     out.0
         .extend(names::object_meta(&doc["metadata"], "/metadata"));
-    for (role, replica) in replicas {
-        let base = format!("/spec/pytorchReplicaSpecs/{role}");
-        match role.as_str() {
+    for t in of_pytorchjob(doc) {
+        let (role, replica) = (t.name, t.holder);
+        let base = format!("/spec/pytorchReplicaSpecs/{}", pointer_segment(role));
+        match role {
             "Master" => {
                 if replica["replicas"] != 1 {
                     let found = replica
@@ -188,17 +190,9 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
                 base.clone(),
             ),
         }
-        out.0.extend(names::object_meta(
-            &replica["template"]["metadata"],
-            &format!("{base}/template/metadata"),
-        ));
-        pod(
-            &mut out,
-            &replica["template"]["spec"],
-            &format!("{base}/template/spec"),
-            nproc,
-            facts,
-        );
+        out.0
+            .extend(pod_template_rules(&t, "<job>-master-0", facts));
+        pytorch_pod(&mut out, t.spec(), &t.spec_at(), nproc, facts);
     }
     out.0
 }
@@ -211,8 +205,9 @@ fn nproc_per_node(spec: &Value) -> Option<i64> {
     }
 }
 
-fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &ManifestFacts) {
-    host_network(out, pod, base, "<job>-master-0");
+/// The rules of a PyTorchJob replica's pod beyond [`pod_shape`]: the operator's
+/// `pytorch` container, every container's image, and the training command.
+fn pytorch_pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &ManifestFacts) {
     let containers = pod["containers"]
         .as_array()
         .map(Vec::as_slice)
@@ -236,14 +231,22 @@ fn pod(out: &mut Out, pod: &Value, base: &str, nproc: Option<i64>, facts: &Manif
                 format!("{at}/image"),
             );
         }
-        container_rdma(out, pod, c, &at, facts);
         if c["name"] == "pytorch" {
             command(out, c, &at, nproc, facts);
         }
     }
-    out.0.extend(resources::check(pod, base));
-    out.0.extend(tolerations::check(pod, base));
-    out.0.extend(names::pod(pod, base));
+}
+
+/// Every pod rule of one pod template, wherever it sits ([`PodTemplate`]): the
+/// template's metadata as the API server validates it, and [`pod_shape`] of its pod.
+pub(crate) fn pod_template_rules(
+    t: &PodTemplate<'_>,
+    peer: &str,
+    facts: &ManifestFacts,
+) -> Vec<Finding> {
+    let mut found = names::object_meta(&t.template["metadata"], &format!("{}/metadata", t.at));
+    found.extend(pod_shape(t.spec(), &t.spec_at(), peer, facts));
+    found
 }
 
 /// The rules of a training pod that hold wherever its template sits (a PyTorchJob

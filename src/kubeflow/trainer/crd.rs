@@ -176,16 +176,16 @@ impl CrdRelease {
     pub fn embedded(self, kind: TrainerKind) -> &'static str {
         match (self, kind.is_runtime()) {
             (CrdRelease::V2_1_0, false) => {
-                include_str!("../../schemas/trainer/v2.1.0/trainjobs.json")
+                include_str!("../../../schemas/trainer/v2.1.0/trainjobs.json")
             }
             (CrdRelease::V2_1_0, true) => {
-                include_str!("../../schemas/trainer/v2.1.0/trainingruntimes.json")
+                include_str!("../../../schemas/trainer/v2.1.0/trainingruntimes.json")
             }
             (CrdRelease::V2_3_0, false) => {
-                include_str!("../../schemas/trainer/v2.3.0/trainjobs.json")
+                include_str!("../../../schemas/trainer/v2.3.0/trainjobs.json")
             }
             (CrdRelease::V2_3_0, true) => {
-                include_str!("../../schemas/trainer/v2.3.0/trainingruntimes.json")
+                include_str!("../../../schemas/trainer/v2.3.0/trainingruntimes.json")
             }
         }
     }
@@ -197,16 +197,16 @@ impl CrdRelease {
     pub fn strict_embedded(self, kind: TrainerKind) -> &'static str {
         match (self, kind.is_runtime()) {
             (CrdRelease::V2_1_0, false) => {
-                include_str!("../../schemas/trainer/v2.1.0/trainjobs.strict.json")
+                include_str!("../../../schemas/trainer/v2.1.0/trainjobs.strict.json")
             }
             (CrdRelease::V2_1_0, true) => {
-                include_str!("../../schemas/trainer/v2.1.0/trainingruntimes.strict.json")
+                include_str!("../../../schemas/trainer/v2.1.0/trainingruntimes.strict.json")
             }
             (CrdRelease::V2_3_0, false) => {
-                include_str!("../../schemas/trainer/v2.3.0/trainjobs.strict.json")
+                include_str!("../../../schemas/trainer/v2.3.0/trainjobs.strict.json")
             }
             (CrdRelease::V2_3_0, true) => {
-                include_str!("../../schemas/trainer/v2.3.0/trainingruntimes.strict.json")
+                include_str!("../../../schemas/trainer/v2.3.0/trainingruntimes.strict.json")
             }
         }
     }

@@ -1,0 +1,14 @@
+//! Rules that judge a manifest, whoever wrote it: what `rdmagen lint` reports on YAML
+//! that rdmagen did not write, and what `render`'s verification demands of what it did
+//! write (`verify/` runs the error-level ones on every rendered object). They read
+//! only the manifest and the upstream rooms (Kubernetes, Kubeflow, NCCL, platforms),
+//! never the plan: a rule cannot lean on what rdmagen meant, only on what it wrote.
+
+pub mod lint;
+pub mod manifest;
+pub mod names;
+pub mod pod_templates;
+mod resources;
+pub mod storage;
+mod tolerations;
+pub mod trainer;
