@@ -12,12 +12,17 @@
 //! one that leads out of it or around a loop.
 
 use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use globset::GlobSet;
 use rustix::fs::{FileType, Mode, OFlags};
+
+use crate::error::Error;
 
 /// The default largest file rdmagen reads: 32 MiB. A Job is a few KiB; a file of
 /// 4 000 Jobs is about 12 MiB.
@@ -463,6 +468,87 @@ fn walk_error(e: walkdir::Error, filter: &InputFilter<'_>) -> Option<WalkError> 
         return Some(refusal(&path, "is a symlink to nothing"));
     }
     Some((path, io::Error::from(e)))
+}
+
+/// Expand files and directories into the YAML files they name. A directory is walked
+/// recursively for `*.yaml` and `*.yml` in sorted order, following only symlinks that
+/// stay inside it and skipping what `exclude` matches (see [`walk_inputs`]); a file
+/// (or `-`, standard input) is taken as given, even when `exclude` matches it: naming
+/// a file is asking for it. A named path that is a symlink, FIFO or device is refused
+/// by the read.
+pub fn yaml_files(paths: &[PathBuf], exclude: &GlobSet) -> Result<Vec<InputFile>, Error> {
+    let is_yaml = |path: &Path| {
+        path.extension()
+            .is_some_and(|ext| ext == "yaml" || ext == "yml")
+    };
+    let excluded = |path: &Path| !exclude.is_empty() && exclude.is_match(path);
+    let filter = InputFilter {
+        wanted: &is_yaml,
+        excluded: &excluded,
+    };
+    let mut files = Vec::new();
+    for path in paths {
+        let kind = match is_stdin(path) {
+            true => None,
+            false => kind_of(path).map_err(|e| Error::io(path, e))?,
+        };
+        if kind != Some(FileType::Directory) {
+            files.push(InputFile::named(path.clone()));
+            continue;
+        }
+        let found = walk_inputs(path, &filter).map_err(|(at, e)| Error::io(&at, e))?;
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+/// Drop files already listed: the same file named twice, under two roots, or reached
+/// again through a symlink (`seen` spans calls: `--pools` and the inputs). A file's
+/// identity is its canonical directory plus its name; directories are few, so each
+/// is canonicalised once. A file reached both directly and through a symlink is kept
+/// under its direct path, wherever the walk met the link.
+pub fn dedupe(files: Vec<InputFile>, seen: &mut BTreeSet<PathBuf>) -> Vec<InputFile> {
+    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    let mut identity = |file: &InputFile| {
+        let p = file.real();
+        let dir = p.parent().unwrap_or(Path::new(""));
+        let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
+            let d = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
+        });
+        real.join(p.file_name().unwrap_or_default())
+    };
+    let keyed: Vec<(PathBuf, InputFile)> = files.into_iter().map(|f| (identity(&f), f)).collect();
+    let direct: BTreeSet<&PathBuf> = keyed
+        .iter()
+        .filter(|(_, f)| f.target.is_none())
+        .map(|(key, _)| key)
+        .collect();
+    let linked_to_direct: BTreeSet<PathBuf> = keyed
+        .iter()
+        .filter(|(key, f)| f.target.is_some() && direct.contains(key))
+        .map(|(key, _)| key.clone())
+        .collect();
+    keyed
+        .into_iter()
+        .filter(|(key, f)| {
+            !(f.target.is_some() && linked_to_direct.contains(key)) && seen.insert(key.clone())
+        })
+        .map(|(_, f)| f)
+        .collect()
+}
+
+/// How a path is shown in diagnostics: as given, with `/` separators; standard input
+/// (`-`) by the name `--stdin-filename` gives it.
+pub fn display_name(path: &Path) -> Arc<str> {
+    if is_stdin(path) {
+        return Arc::from(stdin_name());
+    }
+    Arc::from(path.to_string_lossy().replace('\\', "/"))
 }
 
 #[cfg(test)]

@@ -1,16 +1,11 @@
 //! Load: files and directories → typed Jobs and Pools, each with its located tree.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use globset::GlobSet;
-use rustix::fs::FileType;
 use serde::de::DeserializeOwned;
 
 use crate::diagnostics::{Findings, Rule};
-use crate::error::Error;
-use crate::files::{InputFile, InputFilter, walk_inputs};
+pub use crate::files::{dedupe, display_name, yaml_files};
 use crate::model::common::API_VERSION;
 use crate::model::input_check;
 use crate::model::job::JobDocument;
@@ -24,78 +19,6 @@ use crate::yaml::{tree_de, tree_value};
 pub struct Loaded<T> {
     pub value: T,
     pub doc: Document,
-}
-
-/// Expand files and directories into the YAML files they name. A directory is walked
-/// recursively for `*.yaml` and `*.yml` in sorted order, following only symlinks that
-/// stay inside it and skipping what `exclude` matches (see [`walk_inputs`]); a file
-/// (or `-`, standard input) is taken as given, even when `exclude` matches it: naming
-/// a file is asking for it. A named path that is a symlink, FIFO or device is refused
-/// by the read.
-pub fn yaml_files(paths: &[PathBuf], exclude: &GlobSet) -> Result<Vec<InputFile>, Error> {
-    let is_yaml = |path: &Path| {
-        path.extension()
-            .is_some_and(|ext| ext == "yaml" || ext == "yml")
-    };
-    let excluded = |path: &Path| !exclude.is_empty() && exclude.is_match(path);
-    let filter = InputFilter {
-        wanted: &is_yaml,
-        excluded: &excluded,
-    };
-    let mut files = Vec::new();
-    for path in paths {
-        let kind = match crate::files::is_stdin(path) {
-            true => None,
-            false => crate::files::kind_of(path).map_err(|e| Error::io(path, e))?,
-        };
-        if kind != Some(FileType::Directory) {
-            files.push(InputFile::named(path.clone()));
-            continue;
-        }
-        let found = walk_inputs(path, &filter).map_err(|(at, e)| Error::io(&at, e))?;
-        files.extend(found);
-    }
-    Ok(files)
-}
-
-/// Drop files already listed: the same file named twice, under two roots, or reached
-/// again through a symlink (`seen` spans calls: `--pools` and the inputs). A file's
-/// identity is its canonical directory plus its name; directories are few, so each
-/// is canonicalised once. A file reached both directly and through a symlink is kept
-/// under its direct path, wherever the walk met the link.
-pub fn dedupe(files: Vec<InputFile>, seen: &mut BTreeSet<PathBuf>) -> Vec<InputFile> {
-    let mut dirs: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    let mut identity = |file: &InputFile| {
-        let p = file.real();
-        let dir = p.parent().unwrap_or(Path::new(""));
-        let real = dirs.entry(dir.to_path_buf()).or_insert_with(|| {
-            let d = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())
-        });
-        real.join(p.file_name().unwrap_or_default())
-    };
-    let keyed: Vec<(PathBuf, InputFile)> = files.into_iter().map(|f| (identity(&f), f)).collect();
-    let direct: BTreeSet<&PathBuf> = keyed
-        .iter()
-        .filter(|(_, f)| f.target.is_none())
-        .map(|(key, _)| key)
-        .collect();
-    let linked_to_direct: BTreeSet<PathBuf> = keyed
-        .iter()
-        .filter(|(key, f)| f.target.is_some() && direct.contains(key))
-        .map(|(key, _)| key.clone())
-        .collect();
-    keyed
-        .into_iter()
-        .filter(|(key, f)| {
-            !(f.target.is_some() && linked_to_direct.contains(key)) && seen.insert(key.clone())
-        })
-        .map(|(_, f)| f)
-        .collect()
 }
 
 /// The Jobs and Pools of one file, each with its position in the file.
@@ -224,13 +147,4 @@ fn typed<T: DeserializeOwned>(
             None
         }
     }
-}
-
-/// How a path is shown in diagnostics: as given, with `/` separators; standard input
-/// (`-`) by the name `--stdin-filename` gives it.
-pub fn display_name(path: &Path) -> Arc<str> {
-    if crate::files::is_stdin(path) {
-        return Arc::from(crate::files::stdin_name());
-    }
-    Arc::from(path.to_string_lossy().replace('\\', "/"))
 }
