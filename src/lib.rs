@@ -6,37 +6,32 @@
 //! [`golden`]. [`pipeline`] runs the steps; [`output`] holds each output format once;
 //! [`cli`] is the only place that prints.
 //!
-//! Layers, lowest first; a module imports only from lower layers (README.md "Layout",
-//! checked by `tests/cli/layers.rs`): [`diagnostics`], [`error`], [`files`],
-//! [`version`] → [`yaml`], [`kubernetes`], [`packages`] → [`kubeflow`], [`model`],
-//! [`render`] → [`platform`] →
-//! [`nccl`] → [`dockerfile`], [`detect`], [`smoke`], [`nccl_log`] → [`plan`] → [`verify`] → [`pipeline`] →
-//! [`emit`] → [`golden`] → [`output`] → [`cli`].
+//! Layers, lowest first, are the workspace's crates (README.md "Layout"): `rdmagen-base`
+//! ([`diagnostics`], [`error`], [`version`], [`files`], [`yaml`]) → `rdmagen-upstream`
+//! ([`kubernetes`], [`packages`], [`platform`], [`kubeflow`], [`nccl`]) → `rdmagen-rules`
+//! ([`rules`]) → this crate, whose modules run in pipeline order: [`model`], [`render`],
+//! [`dockerfile`], [`detect`], [`smoke`], [`nccl_log`] → [`plan`] → [`verify`] →
+//! [`pipeline`] → [`emit`] → [`golden`] → [`output`] → [`cli`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
+
+// The lower layers, under the names the product's modules use (`crate::rules`,
+// `crate::diagnostics`); each is its own crate so that it cannot import upward.
+pub use rdmagen_base::{diagnostics, error, files, version, yaml};
+pub use rdmagen_rules as rules;
+pub use rdmagen_upstream::{kubeflow, kubernetes, nccl, packages, platform};
 
 pub mod cli;
 pub mod detect;
-pub mod diagnostics;
 pub mod dockerfile;
 pub mod emit;
-pub mod error;
-pub mod files;
 pub mod golden;
-pub mod kubeflow;
-pub mod kubernetes;
 pub mod model;
-pub mod nccl;
 pub mod nccl_log;
 pub mod output;
-pub mod packages;
 pub mod pipeline;
 pub mod plan;
-pub mod platform;
 pub mod render;
-pub mod rules;
 pub mod smoke;
 pub mod verify;
-pub mod version;
-pub mod yaml;
 
 pub use error::Error;

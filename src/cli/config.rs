@@ -236,18 +236,16 @@ impl<'de> Deserialize<'de> for Texts {
     }
 }
 
-impl Located<Texts> {
-    /// Each text with its place (a lone text is at the node's).
-    fn items(self) -> Vec<Located<String>> {
-        let (line, column) = (self.line, self.column);
-        match self.value {
-            Texts::One(value) => vec![Located {
-                value,
-                line,
-                column,
-            }],
-            Texts::Many(items) => items,
-        }
+/// Each text with its place (a lone text is at the node's).
+fn texts_with_places(texts: Located<Texts>) -> Vec<Located<String>> {
+    let (line, column) = (texts.line, texts.column);
+    match texts.value {
+        Texts::One(value) => vec![Located {
+            value,
+            line,
+            column,
+        }],
+        Texts::Many(items) => items,
     }
 }
 
@@ -392,8 +390,7 @@ impl Checker<'_> {
         }
         if let Some(pools) = shape.pools {
             let origin = self.origin(&pools);
-            let value = pools
-                .items()
+            let value = texts_with_places(pools)
                 .iter()
                 .filter_map(|text| self.path(text, &config.dir))
                 .collect();
@@ -463,7 +460,7 @@ impl Checker<'_> {
             let patterns = match files {
                 Some(files) => {
                     let at = self.at_value(&files);
-                    let patterns = files.items();
+                    let patterns = texts_with_places(files);
                     if patterns.is_empty() {
                         self.problem(
                             at,

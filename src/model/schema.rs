@@ -179,11 +179,13 @@ mod tests {
     #[test]
     fn the_quick_schemas_are_the_generated_ones() {
         quick_schema::assert_fresh(
+            env!("CARGO_MANIFEST_DIR"),
             "schemas/quick/job.json",
             QUICK_JOB,
             &quick_text(InputKind::Job),
         );
         quick_schema::assert_fresh(
+            env!("CARGO_MANIFEST_DIR"),
             "schemas/quick/pool.json",
             QUICK_POOL,
             &quick_text(InputKind::Pool),

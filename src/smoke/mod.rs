@@ -274,7 +274,7 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
 
 /// `rdmagen-smoke-<tool>-<pool>` as a DNS-1035 label that leaves room for what the
 /// operators name after it: training-operator v1 a Service per pod,
-/// `<job>-worker-<nodes-2>` (src/kubernetes/job_name.rs), Trainer v2 a pod hostname
+/// `<job>-worker-<nodes-2>` (crates/upstream/src/kubernetes/job_name.rs), Trainer v2 a pod hostname
 /// `<job>-node-0-<nodes-1>`; each at most 63 characters. A pool name that is not
 /// lowercase letters, digits and '-', or is too long, is cleaned and cut, and a hash
 /// of the whole name added, so two such pools never share a job.

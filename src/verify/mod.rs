@@ -300,7 +300,7 @@ impl Schema {
         }
     }
 
-    /// One of Kubernetes' definitions, made strict (src/kubernetes/definitions.rs).
+    /// One of Kubernetes' definitions, made strict (crates/upstream/src/kubernetes/definitions.rs).
     fn kubernetes(root: &str) -> Self {
         Schema::new(
             definitions::standalone(root),

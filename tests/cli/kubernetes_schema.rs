@@ -1,5 +1,5 @@
 //! Rendered pod templates, PersistentVolumes and PersistentVolumeClaims are checked
-//! against Kubernetes 1.33's own core/v1 schema (schemas/kubernetes/), strict as
+//! against Kubernetes 1.33's own core/v1 schema (crates/upstream/schemas/kubernetes/), strict as
 //! kubeconform -strict: a `--templates` override may add any field Kubernetes has, and
 //! one it does not have is a located finding (RDG095).
 
@@ -54,7 +54,7 @@ fn assert_render_refused(input: &str, templates: &str, file: &str, message: &str
   |
 4 | apiVersion: rdmagen/v1alpha1
   | ^
-  = RDG095: a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema (source: schemas/kubernetes/v1.33-core.json)
+  = RDG095: a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema (source: crates/upstream/schemas/kubernetes/v1.33-core.json)
 
 error: 1 finding fail the run; nothing was written
 "

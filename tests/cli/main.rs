@@ -13,7 +13,6 @@ mod golden_review;
 mod hostile_text;
 mod inputs;
 mod kubernetes_schema;
-mod layers;
 mod lint_and_report;
 mod lint_targets;
 mod machine_formats;

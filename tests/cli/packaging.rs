@@ -310,35 +310,74 @@ fn dockerfile_passes_hadolint_and_runs_as_nobody_from_scratch() {
     );
 }
 
-/// What the code embeds with include_str! is in the crate package (Cargo.toml's
-/// `include`) and in the Docker build context (.dockerignore's exceptions).
+/// What each crate of the workspace embeds with include_str! lies inside that crate's
+/// directory and in its package (its Cargo.toml's `include`: a published crate holds
+/// nothing else), and in the Docker build context (.dockerignore's exceptions).
 #[test]
 fn package_and_docker_context_hold_every_embedded_file() {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let include = manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("include = "))
-        .expect("Cargo.toml has an include list");
     let dockerignore = std::fs::read_to_string(root().join(".dockerignore")).unwrap();
+    let mut crates = vec![root()];
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        crates.push(entry.unwrap().path());
+    }
     let mut embedded = 0;
-    for (path, bytes) in crate::support::tree(&root().join("src")) {
-        let source = String::from_utf8(bytes).unwrap();
-        for call in source.split("include_str!(\"").skip(1) {
-            let target = call.split('"').next().unwrap();
-            let top = target
-                .split('/')
-                .find(|c| *c != "..")
-                .unwrap_or_else(|| panic!("src/{path}: {target}"));
-            assert!(
-                include.contains(&format!("\"/{top}/\"")),
-                "Cargo.toml include lacks {top}/"
-            );
-            assert!(
-                dockerignore.lines().any(|l| l == format!("!{top}")),
-                ".dockerignore leaves out {top}/"
-            );
-            embedded += 1;
+    for dir in &crates {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let include = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("include = "))
+            .unwrap_or_else(|| panic!("{} has no include list", dir.display()));
+        let context = dir.strip_prefix(root()).unwrap();
+        let context_top = context.components().next().map_or_else(String::new, |c| {
+            c.as_os_str().to_string_lossy().into_owned()
+        });
+        for (path, bytes) in crate::support::tree(&dir.join("src")) {
+            let source = String::from_utf8(bytes).unwrap();
+            let file = dir.join("src").join(&path);
+            for call in source.split("include_str!(\"").skip(1) {
+                let target = call.split('"').next().unwrap();
+                let resolved = normalise(&file.parent().unwrap().join(target));
+                let inside = resolved.strip_prefix(dir).unwrap_or_else(|_| {
+                    panic!("{}: {target} lies outside its crate", file.display())
+                });
+                let top = inside
+                    .components()
+                    .next()
+                    .unwrap()
+                    .as_os_str()
+                    .to_string_lossy();
+                assert!(
+                    include.contains(&format!("\"/{top}/\"")),
+                    "{}/Cargo.toml include lacks {top}/",
+                    dir.display()
+                );
+                let needed = if context_top.is_empty() {
+                    top.to_string()
+                } else {
+                    context_top.clone()
+                };
+                assert!(
+                    dockerignore.lines().any(|l| l == format!("!{needed}")),
+                    ".dockerignore leaves out {needed}/"
+                );
+                embedded += 1;
+            }
         }
     }
     assert!(embedded >= 5, "{embedded} include_str! found");
+}
+
+/// `path` with its `..` and `.` components resolved, without touching the disk.
+fn normalise(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

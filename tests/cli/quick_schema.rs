@@ -1,4 +1,4 @@
-//! The quick walk (src/kubernetes/quick_schema.rs) agrees with jsonschema's compiled
+//! The quick walk (crates/upstream/src/kubernetes/quick_schema.rs) agrees with jsonschema's compiled
 //! validators, for every schema it stands in for: whenever it decides, its verdict is
 //! the validator's, and it decides every valid document of the corpus as valid (else a
 //! run of valid inputs would compile schemas again). The corpus: every YAML document

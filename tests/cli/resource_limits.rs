@@ -1,4 +1,4 @@
-//! Requests and limits the API server would refuse (src/rules/resources.rs): render
+//! Requests and limits the API server would refuse (crates/rules/src/resources.rs): render
 //! refuses the job and writes nothing, whichever API the pool targets and whether the
 //! job is the user's or the smoke test's.
 

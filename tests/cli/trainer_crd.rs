@@ -1,4 +1,4 @@
-//! Kubeflow Trainer v2 CRDs: the embedded schemas are the vendored CRDs' (schemas/trainer/,
+//! Kubeflow Trainer v2 CRDs: the embedded schemas are the vendored CRDs' (crates/upstream/schemas/trainer/,
 //! from tests/upstream/trainer-v2/crds/), the strict checker translates every CEL rule
 //! a manifest alone can break, and real upstream manifests pass it: the control the
 //! issue asks for (the default torch-distributed runtime validates with the same
@@ -32,7 +32,7 @@ fn embedded_file(crd: CrdRelease, kind: TrainerKind) -> String {
     } else {
         "trainjobs"
     };
-    format!("schemas/trainer/{}/{name}.json", crd.tag())
+    format!("crates/upstream/schemas/trainer/{}/{name}.json", crd.tag())
 }
 
 /// A schema node without its `description` keyword, recursively (property names,
@@ -78,7 +78,7 @@ fn extracted(crd: CrdRelease, kind: TrainerKind) -> String {
     )
 }
 
-/// schemas/trainer/ is the vendored CRDs' openAPIV3Schema without descriptions;
+/// crates/upstream/schemas/trainer/ is the vendored CRDs' openAPIV3Schema without descriptions;
 /// `RDMAGEN_BLESS=1` rewrites it from them.
 #[test]
 fn embedded_schemas_are_the_vendored_crds() {
@@ -100,7 +100,7 @@ fn embedded_schemas_are_the_vendored_crds() {
     }
 }
 
-/// schemas/trainer/*/*.strict.json is the strict schema of the file beside it, as
+/// crates/upstream/schemas/trainer/*/*.strict.json is the strict schema of the file beside it, as
 /// `strict` makes it; `RDMAGEN_BLESS=1` rewrites it.
 #[test]
 fn strict_schemas_are_generated_from_the_embedded_ones() {

@@ -61,7 +61,7 @@
 //!   vendored CRD has one).
 //!
 //! The schemas are embedded as the CRDs' `openAPIV3Schema` without descriptions
-//! (schemas/trainer/, checked against the vendored CRDs by tests/cli/trainer_crd.rs),
+//! (crates/upstream/schemas/trainer/, checked against the vendored CRDs by tests/cli/trainer_crd.rs),
 //! and beside each its strict form, generated ahead of time (`*.strict.json`, checked
 //! against [`strict`] of the first by the same tests). A run parses the strict schema
 //! of the kind and release it meets and walks a valid object through it

@@ -29,11 +29,11 @@ use crate::kubeflow::trainer::effective::{items, trainer_job};
 use crate::kubeflow::trainer::{
     ANCESTOR_LABEL, NODE, PodPatch, Release, effective_pod, pod_patches,
 };
+use crate::manifest::{self, ManifestFacts};
+use crate::names;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::is_rdma_resource;
-use crate::rules::manifest::{self, ManifestFacts};
-use crate::rules::names;
-use crate::rules::pod_templates::{PodTemplate, of_runtime};
+use crate::pod_templates::{PodTemplate, of_runtime};
 use crate::version::Version;
 use crate::yaml::tree::Document;
 

@@ -4,6 +4,13 @@
 //! only the manifest and the upstream rooms (Kubernetes, Kubeflow, NCCL, platforms),
 //! never the plan: a rule cannot lean on what rdmagen meant, only on what it wrote.
 
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+// The lower layers' modules under their own names, so `crate::diagnostics` and
+// `crate::kubeflow` read the same in every layer.
+pub use rdmagen_base::{diagnostics, error, files, version, yaml};
+pub use rdmagen_upstream::{kubeflow, kubernetes, nccl, packages, platform};
+
 pub mod lint;
 pub mod manifest;
 pub mod names;

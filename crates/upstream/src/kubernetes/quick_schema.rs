@@ -481,12 +481,12 @@ pub fn stripped(schema: &Value) -> Value {
     }
 }
 
-/// Fails when a committed schema generated for the walk (`embedded`, at `path` from the
-/// crate root) differs from what the code generates; `RDMAGEN_BLESS=1` rewrites it.
-#[cfg(test)]
-pub(crate) fn assert_fresh(path: &str, embedded: &str, generated: &str) {
+/// Fails when a committed schema generated for the walk (`embedded`, at `path` from
+/// the root of the crate that embeds it, `crate_root`) differs from what the code
+/// generates; `RDMAGEN_BLESS=1` rewrites it. For unit tests, in this crate and above.
+pub fn assert_fresh(crate_root: &str, path: &str, embedded: &str, generated: &str) {
     if std::env::var_os("RDMAGEN_BLESS").is_some() {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        let file = std::path::Path::new(crate_root).join(path);
         std::fs::write(file, generated).expect("the generated schema is written");
         return;
     }

@@ -1,7 +1,7 @@
 //! `lint`: check PyTorchJob manifests that rdmagen did not write (hand-written, from
 //! Arena, CubeStudio, Helm) against every rule a manifest alone can show, and the
 //! PersistentVolumes and claims that come with them; and Kubeflow Trainer v2 objects
-//! (TrainJob, TrainingRuntime, ClusterTrainingRuntime: src/rules/trainer.rs).
+//! (TrainJob, TrainingRuntime, ClusterTrainingRuntime: `rules/trainer.rs`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,9 +16,9 @@ use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
 use crate::files::{dedupe, display_name, yaml_files};
 use crate::kubeflow::trainer::crd::TrainerKind;
-use crate::rules::manifest::{self, ManifestFacts};
-use crate::rules::storage;
-use crate::rules::trainer::{self, TrainerRelease};
+use crate::manifest::{self, ManifestFacts};
+use crate::storage;
+use crate::trainer::{self, TrainerRelease};
 use crate::yaml::tree::{Document, Node, each_document};
 use crate::yaml::tree_value::to_value;
 

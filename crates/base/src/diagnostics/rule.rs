@@ -124,7 +124,7 @@ rules! {
         "a mapping repeats a key", "https://yaml.org/spec/1.2.2/#mapping",
         "Kubernetes tooling silently keeps one of two duplicate keys; rdmagen refuses the file so the surviving value is never a surprise.";
     YamlBudget "RDG176" Error true,
-        "a file holds more YAML documents or nodes than rdmagen reads from one file", "src/yaml/tree.rs",
+        "a file holds more YAML documents or nodes than rdmagen reads from one file", "crates/base/src/yaml/tree.rs",
         "rdmagen reads at most 10 000 documents and 3 000 000 nodes (scalars, sequences, mappings) from one YAML file, as it reads at most `--max-file-size` bytes: a file of millions of tiny documents, well under the size cap, would otherwise take minutes and gigabytes. The finding points at the first document or node past the budget, and nothing in the file is rendered. Real inputs and manifests are far below both; split a larger file into several.";
     UnknownDocument "RDG003" Error false,
         "a document is not an rdmagen Job or Pool", "schemas/job.schema.json",
@@ -322,7 +322,7 @@ rules! {
         "a PyTorchJob has no spec.runPolicy", "https://github.com/kubeflow/training-operator/blob/v1.9.0/sdk/python/kubeflow/training/models/kubeflow_org_v1_py_torch_job_spec.py",
         "The Kubeflow Python SDK's PyTorchJob model refuses a job whose run_policy is None, so TrainingClient.get_job fails on it, and list_jobs fails for its whole namespace. The API server accepts the job; `runPolicy: {}` is enough for the SDK.";
     TrainerCrd "RDG150" Error false,
-        "a Trainer v2 object does not match the upstream Trainer CRD (strict)", "schemas/trainer/SOURCE.md",
+        "a Trainer v2 object does not match the upstream Trainer CRD (strict)", "crates/upstream/schemas/trainer/SOURCE.md",
         "TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes are checked against the CRDs of the Trainer release they are for (`lint --trainer`, default 2.3, the latest; the v2.1.0 CRDs judge 2.1, the v2.3.0 CRDs 2.2 and later), made strict as kubeconform -strict does: a field the CRD does not have is an error, because the API server drops it without a word. The API changed between releases: v2.2 replaced podTemplateOverrides with runtimePatches and removed mlPolicy.torch.numProcPerNode, so a manifest written for one release loses settings on another. The CRDs' CEL rules that a manifest alone can break are checked too, with the CRD's message: a TrainJob's name is a DNS-1035 label of at most 63 characters (it names the JobSet and PET_MASTER_ADDR), one ML policy per runtime.";
     TrainerReservedEnv "RDG151" Error false,
         "a TrainJob sets a PET_* variable the torch plugin reserves", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/runtime/framework/plugins/torch/torch.go#L66-L77",
@@ -370,7 +370,7 @@ rules! {
         "a captured dpkg -l shows an RDMA package not installed", SEED_AISTUDIO,
         "AIStudio's check is `dpkg -l infiniband-diags perftest ibverbs-providers libibumad3 libibverbs1 libnl-3-200 libnl-route-3-200 librdmacm1`; every one must show `ii`.";
     PinInvalid "RDG083" Error false,
-        "a pin file line is not a usable `name=version`", "src/packages/pins.rs",
+        "a pin file line is not a usable `name=version`", "crates/upstream/src/packages/pins.rs",
         "Pins name one of the RDMA packages rdmagen installs for the family, and a version made of letters, digits and . + ~ : _ - only, so that nothing in a pin can reach the shell.";
     BaseImageInvalid "RDG084" Error false,
         "the base image is not a plain image reference, or its package family is unknown", "https://docs.docker.com/reference/dockerfile/#from",
@@ -463,7 +463,7 @@ rules! {
         "a TrainJob is not in the namespace of its namespaced TrainingRuntime", "https://github.com/kubeflow/trainer/blob/v2.3.0/pkg/apis/trainer/v1alpha1/trainjob_types.go#L156-L178",
         "A namespaced TrainingRuntime can only be referenced from its own namespace. rdmagen writes the runtime in the pool's `metadata.namespace` (none: kubectl's current namespace); a job elsewhere would be refused by Trainer's webhook. Put the job in the pool's namespace, or set `target.clusterScoped: true` for a ClusterTrainingRuntime.";
     PodTemplateDropsItems "RDG164" Warning false,
-        "a podTemplate overlay replaces a list and drops items the job or pool put in it", "schemas/kubernetes/v1.33-core.json",
+        "a podTemplate overlay replaces a list and drops items the job or pool put in it", "crates/upstream/schemas/kubernetes/v1.33-core.json",
         "Kubernetes' strategic merge replaces a list without a patch merge key (its definition has no `x-kubernetes-patch-merge-key`: affinity terms, a container's command and args, `capabilities.drop`, dnsConfig lists, ...) with the patch's whole list. Where the pod rdmagen built already holds items there from the job's or the pool's fields (affinity, sidecars, initContainers, securityContext), an overlay that lists others loses them without a word. rdmagen merges such lists as Kubernetes does, because adding to them would change what they mean (node selector terms are ORed; a command is a sequence), and names the items lost: repeat them in the overlay's list, or change the job or pool field instead. Tolerations and the training container's envFrom and capabilities.add are added to, never replaced, so they do not trigger this.";
     TolerationInvalid "RDG165" Error false,
         "a toleration the API server refuses", K8S_TOLERATIONS,
@@ -502,7 +502,7 @@ rules! {
         "a rendered Dockerfile has a line that is not an instruction", "https://docs.docker.com/reference/dockerfile/",
         "Every logical line of a Dockerfile starts with an instruction (FROM, RUN, ENV, ...). A line that does not means a template or a value broke the file; nothing is written.";
     RenderedKubernetesSchema "RDG095" Error false,
-        "a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema", "schemas/kubernetes/v1.33-core.json",
+        "a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema", "crates/upstream/schemas/kubernetes/v1.33-core.json",
         "Each replica's pod template in a rendered PyTorchJob, and each PersistentVolume and PersistentVolumeClaim in storage.yaml, is validated against Kubernetes 1.33's own core/v1 definitions made strict, as kubeconform -strict does: a field Kubernetes does not know is an error, because the API server would drop it without a word. With a custom template (--templates) this usually means a misspelt or misplaced field; a field added to Kubernetes after 1.33 is unknown here too.";
 }
 

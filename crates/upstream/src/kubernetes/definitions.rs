@@ -1,4 +1,4 @@
-//! Kubernetes' own core/v1 definitions (schemas/kubernetes/, Kubernetes 1.33), and
+//! Kubernetes' own core/v1 definitions (crates/upstream/schemas/kubernetes/, Kubernetes 1.33), and
 //! the strict JSON Schemas made from them.
 
 use std::collections::BTreeSet;
@@ -205,6 +205,7 @@ mod tests {
     #[test]
     fn the_merge_view_is_the_generated_one() {
         crate::kubernetes::quick_schema::assert_fresh(
+            env!("CARGO_MANIFEST_DIR"),
             "schemas/kubernetes/v1.33-merge.json",
             MERGE_VIEW,
             &merge_text(),
@@ -214,6 +215,7 @@ mod tests {
     #[test]
     fn the_quick_pod_template_spec_is_the_generated_one() {
         crate::kubernetes::quick_schema::assert_fresh(
+            env!("CARGO_MANIFEST_DIR"),
             "schemas/kubernetes/pod-template-spec.quick.json",
             POD_TEMPLATE_SPEC_QUICK,
             &quick_text(&standalone(POD_TEMPLATE_SPEC)),
