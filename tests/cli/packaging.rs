@@ -336,7 +336,8 @@ fn package_and_docker_context_hold_every_embedded_file() {
             let file = dir.join("src").join(&path);
             for call in source.split("include_str!(\"").skip(1) {
                 let target = call.split('"').next().unwrap();
-                let resolved = normalise(&file.parent().unwrap().join(target));
+                let resolved =
+                    rdmagen::diagnostics::policy::normalize(&file.parent().unwrap().join(target));
                 let inside = resolved.strip_prefix(dir).unwrap_or_else(|_| {
                     panic!("{}: {target} lies outside its crate", file.display())
                 });
@@ -365,19 +366,4 @@ fn package_and_docker_context_hold_every_embedded_file() {
         }
     }
     assert!(embedded >= 5, "{embedded} include_str! found");
-}
-
-/// `path` with its `..` and `.` components resolved, without touching the disk.
-fn normalise(path: &std::path::Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }

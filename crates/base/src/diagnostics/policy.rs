@@ -344,7 +344,7 @@ impl Policy {
 
 /// `path` with `.` dropped and `..` taken lexically, as the user means it (symlinks are
 /// not resolved: a finding's file is named as it was given).
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
