@@ -22,12 +22,12 @@ fn assert_output(actual: &[u8], expected: &str) {
     );
 }
 
-const PAST_DOCUMENTS: &str = "flood.yaml:20001:1: error[RDG176]: this file holds more than 10000 YAML documents, the most rdmagen reads from one file; this is the first past that: split the file\n";
+const PAST_DOCUMENTS: &str = "flood.yaml:200001:1: error[RDG176]: this file holds more than 100000 YAML documents, the most rdmagen reads from one file; this is the first past that: split the file\n";
 
 #[test]
 fn a_flood_of_tiny_documents_is_refused_at_the_first_past_the_budget_by_lint() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "flood.yaml", &flood(12_000));
+    write(dir.path(), "flood.yaml", &flood(120_000));
     let out = rdmagen_in(dir.path(), &["lint", "flood.yaml", "--format", "brief"]);
     assert_output(&out.stdout, PAST_DOCUMENTS);
     assert_eq!(out.status.code(), Some(2));
@@ -36,7 +36,7 @@ fn a_flood_of_tiny_documents_is_refused_at_the_first_past_the_budget_by_lint() {
 #[test]
 fn a_flood_of_tiny_documents_is_refused_by_validate_and_render() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "flood.yaml", &flood(12_000));
+    write(dir.path(), "flood.yaml", &flood(120_000));
     let out = rdmagen_in(dir.path(), &["validate", "flood.yaml", "--format", "brief"]);
     assert_output(&out.stdout, PAST_DOCUMENTS);
     assert_eq!(out.status.code(), Some(2));
@@ -53,14 +53,14 @@ fn a_flood_of_tiny_documents_is_refused_by_validate_and_render() {
 fn a_flood_of_tiny_documents_is_named_by_diff_semantic() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "old.yaml", "a: 1\n");
-    write(dir.path(), "flood.yaml", &flood(12_000));
+    write(dir.path(), "flood.yaml", &flood(120_000));
     let out = rdmagen_in(
         dir.path(),
         &["diff", "--semantic", "old.yaml", "flood.yaml"],
     );
     let stdout = text(&out.stdout);
     assert!(
-        stdout.starts_with("flood.yaml: not compared structurally (line 20001, column 1: this file holds more than 10000 YAML documents, the most rdmagen reads from one file; this is the first past that: split the file)\n\n--- old.yaml\n+++ flood.yaml\n@@ -1 +1,24000 @@\n"),
+        stdout.starts_with("flood.yaml: not compared structurally (line 200001, column 1: this file holds more than 100000 YAML documents, the most rdmagen reads from one file; this is the first past that: split the file)\n\n--- old.yaml\n+++ flood.yaml\n@@ -1 +1,240000 @@\n"),
         "{}",
         &stdout[..stdout.len().min(2000)]
     );
@@ -86,7 +86,7 @@ fn a_document_of_too_many_nodes_is_refused_at_the_first_past_the_budget() {
 #[test]
 fn documents_within_the_budget_are_read() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "flood.yaml", &flood(10_000));
+    write(dir.path(), "flood.yaml", &flood(100_000));
     let out = rdmagen_in(dir.path(), &["lint", "flood.yaml", "--format", "brief"]);
     assert_output(&out.stdout, "");
     // Read, and found to hold no manifest: "nothing to lint", not a budget.

@@ -125,7 +125,7 @@ rules! {
         "Kubernetes tooling silently keeps one of two duplicate keys; rdmagen refuses the file so the surviving value is never a surprise.";
     YamlBudget "RDG176" Error true,
         "a file holds more YAML documents or nodes than rdmagen reads from one file", "crates/base/src/yaml/tree.rs",
-        "rdmagen reads at most 10 000 documents and 3 000 000 nodes (scalars, sequences, mappings) from one YAML file, as it reads at most `--max-file-size` bytes: a file of millions of tiny documents, well under the size cap, would otherwise take minutes and gigabytes. The finding points at the first document or node past the budget, and nothing in the file is rendered. Real inputs and manifests are far below both; split a larger file into several.";
+        "rdmagen reads at most 100 000 documents and 3 000 000 nodes (scalars, sequences, mappings) from one YAML file, as it reads at most `--max-file-size` bytes: a file of millions of tiny documents, well under the size cap, would otherwise take minutes and gigabytes. The finding points at the first document or node past the budget, and nothing in the file is rendered. Real inputs and manifests are far below both; split a larger file into several.";
     UnknownDocument "RDG003" Error false,
         "a document is not an rdmagen Job or Pool", "schemas/job.schema.json",
         "Every document needs `apiVersion: rdmagen/v1alpha1` and `kind: Job` or `kind: Pool`.";
