@@ -10,7 +10,7 @@ use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::name_location;
 use crate::pipeline::rendered::{OutputFile, RenderedJob};
 use crate::plan::Plan;
-use crate::render::{self, Renderer};
+use crate::render::{self, Renderer, manifest};
 use crate::verify::Verifier;
 use crate::yaml::tree::{Document, Seg};
 
@@ -41,16 +41,46 @@ pub(super) fn render_one(
         fails(findings, from)
     };
     let mut files = Vec::new();
-    // Each template with the file it becomes and the check for what it renders.
+    // The job's manifest, built as a value from the plan and checked as that value;
+    // one a user's template lays out (`--templates`) is rendered and parsed back.
     type Check = fn(&Verifier, &str, &Plan) -> Vec<Finding>;
-    let mut outputs: Vec<(&str, &str, Check)> = match plan.train_job {
-        Some(_) => vec![(render::TRAINJOB, "trainjob.yaml", Verifier::trainjob)],
-        None => vec![(render::PYTORCHJOB, "pytorchjob.yaml", Verifier::pytorchjob)],
+    let (template, file, check): (_, _, Check) = match plan.train_job {
+        Some(_) => (render::TRAINJOB, "trainjob.yaml", Verifier::trainjob_text),
+        None => (
+            render::PYTORCHJOB,
+            "pytorchjob.yaml",
+            Verifier::pytorchjob_text,
+        ),
     };
-    if !plan.storage.is_empty() {
-        outputs.push((render::STORAGE, "storage.yaml", Verifier::storage));
+    let mut templated: Vec<(&str, &str, Check)> = Vec::new();
+    if renderer.is_overridden(template) {
+        templated.push((template, file, check));
+    } else {
+        let (value, problems) = match &plan.train_job {
+            Some(train_job) => {
+                let value = manifest::trainjob(plan, train_job);
+                let problems = verifier.trainjob(&value, plan);
+                (value, problems)
+            }
+            None => {
+                let value = manifest::pytorchjob(plan);
+                let problems = verifier.pytorchjob(&value, plan);
+                (value, problems)
+            }
+        };
+        let text = manifest::text(&value);
+        if stops(file, &text, problems) {
+            return None;
+        }
+        files.push(OutputFile {
+            path: format!("{dir}/{file}"),
+            text,
+        });
     }
-    for (template, file, check) in outputs {
+    if !plan.storage.is_empty() {
+        templated.push((render::STORAGE, "storage.yaml", Verifier::storage));
+    }
+    for (template, file, check) in templated {
         let text = match renderer.render(template, "job", plan) {
             Ok(text) => text,
             Err(e) => {

@@ -1,4 +1,6 @@
-//! Render: a value (a Plan, a detected pool) → text through minijinja templates.
+//! Render: a plan → the bytes of each file. A job's manifest is built as a value
+//! ([`manifest`]) and written as block YAML; the other files, and a manifest whose
+//! template a user replaced, go through minijinja templates.
 //!
 //! Templates are embedded in the binary; `--templates DIR` overrides any of them by
 //! file name. Every printed value goes through the YAML-safe escaper, and undefined
@@ -10,6 +12,7 @@
 //! instead of hanging or exhausting memory.
 
 mod block;
+pub mod manifest;
 mod yaml_scalar;
 
 use std::path::Path;
@@ -56,6 +59,9 @@ const EMBEDDED: &[(&str, &str)] = &[
 /// The template environment, built once per run.
 pub struct Renderer {
     env: Environment<'static>,
+    /// The templates `--templates` replaced: their output is parsed back to be
+    /// checked, where the built-in ones' is built as a value ([`manifest`]).
+    overridden: Vec<&'static str>,
 }
 
 impl Renderer {
@@ -71,10 +77,12 @@ impl Renderer {
             .iter()
             .map(|(name, text)| (*name, (*text).to_owned()))
             .collect();
+        let mut overridden = Vec::new();
         if let Some(dir) = overrides {
             for (name, text) in user_templates(dir)? {
                 if let Some(slot) = sources.iter_mut().find(|(n, _)| *n == name) {
                     slot.1 = text;
+                    overridden.push(name);
                 }
             }
         }
@@ -82,7 +90,12 @@ impl Renderer {
             env.add_template_owned(name, source)
                 .map_err(|e| Error::Usage(format!("template {name}: {e}")))?;
         }
-        Ok(Renderer { env })
+        Ok(Renderer { env, overridden })
+    }
+
+    /// Whether `template` is a user's (`--templates`), not the embedded one.
+    pub fn is_overridden(&self, template: &str) -> bool {
+        self.overridden.contains(&template)
     }
 
     /// Render `template` with `value` bound to the template variable `binding` (`job`
@@ -167,9 +180,10 @@ impl std::io::Write for BoundedText {
     }
 }
 
-/// The built-in templates `--templates DIR` may replace: those render uses.
-/// `pool.yaml.j2` is detect's, which takes no `--templates`.
-const OVERRIDABLE: &[&str] = &[PYTORCHJOB, STORAGE];
+/// The built-in templates `--templates DIR` may replace: those of a job's files.
+/// `pool.yaml.j2` is detect's, which takes no `--templates`; a Trainer runtime is a
+/// platform team's object, written once per pool.
+const OVERRIDABLE: &[&str] = &[PYTORCHJOB, TRAINJOB, STORAGE];
 
 /// The templates in `dir` that replace built-in ones, by name.
 ///

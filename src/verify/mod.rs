@@ -69,24 +69,30 @@ impl Verifier {
         }
     }
 
-    /// Check a rendered PyTorchJob document against the schemas, the webhook and the plan.
-    pub fn pytorchjob(&self, text: &str, plan: &Plan) -> Vec<Finding> {
-        let docs = match parse(text) {
-            Ok(docs) => docs,
-            Err(message) => return vec![problem(Rule::RenderedSchema, message)],
-        };
-        let [doc] = docs.as_slice() else {
-            return vec![problem(
-                Rule::RenderedSchema,
-                format!("expected one document, found {}", docs.len()),
-            )];
-        };
+    /// Check a PyTorchJob rendered by a user's template: its text parsed back, then
+    /// judged as [`Verifier::pytorchjob`] judges a built one.
+    pub fn pytorchjob_text(&self, text: &str, plan: &Plan) -> Vec<Finding> {
+        match one_document(text) {
+            Ok(doc) => self.pytorchjob(&doc, plan),
+            Err(problem) => vec![problem],
+        }
+    }
+
+    /// Check a PyTorchJob against the schemas, the webhook and the plan.
+    pub fn pytorchjob(&self, doc: &Value, plan: &Plan) -> Vec<Finding> {
         let mut problems = self.envelope.problems(doc, "");
+        let mut valid: Option<&Value> = None;
         for role in ROLES {
             let template = &doc["spec"]["pytorchReplicaSpecs"][role]["template"];
             // A template that is missing or not an object is the envelope's finding.
-            if template.is_object() {
-                problems.extend(self.pod_template(template, role));
+            // Master's and Worker's are the same pod as a rule: one found valid
+            // vouches for the other.
+            if template.is_object() && valid != Some(template) {
+                let found = self.pod_template(template, role);
+                if found.is_empty() {
+                    valid = Some(template);
+                }
+                problems.extend(found);
             }
         }
         // Rendered output is judged on the cluster its plan targets.
@@ -135,24 +141,29 @@ impl Verifier {
         problems
     }
 
-    /// Check a rendered TrainJob: one document, and the pod Trainer makes of it and
-    /// its runtime against the plan.
-    pub fn trainjob(&self, text: &str, plan: &Plan) -> Vec<Finding> {
-        let doc = match one_document(text) {
-            Ok(doc) => doc,
-            Err(problem) => return vec![problem],
-        };
+    /// Check a TrainJob rendered by a user's template: its text parsed back, then
+    /// judged as [`Verifier::trainjob`] judges a built one.
+    pub fn trainjob_text(&self, text: &str, plan: &Plan) -> Vec<Finding> {
+        match one_document(text) {
+            Ok(doc) => self.trainjob(&doc, plan),
+            Err(problem) => vec![problem],
+        }
+    }
+
+    /// Check a TrainJob, and the pod Trainer makes of it and its runtime, against the
+    /// plan.
+    pub fn trainjob(&self, doc: &Value, plan: &Plan) -> Vec<Finding> {
         let Some(train_job) = &plan.train_job else {
             return vec![problem(Rule::RenderedFidelity, "no TrainJob was planned")];
         };
         let made = trainer_fidelity::pod_trainer_makes(
             &train_job.runtime_pod,
-            &doc,
+            doc,
             train_job.target.release,
         );
         let mut problems = self.pod_template.problems(&made, "(the pod it makes)");
         problems.extend(trainer_fidelity::train_job_fidelity(
-            &doc, &made, &plan.name, train_job,
+            doc, &made, &plan.name, train_job,
         ));
         // Judged with its runtime, as lint judges them: the CRD of the release, the
         // torch plugin's reserved variables, and the pod-level rules on the pod the
@@ -161,7 +172,7 @@ impl Verifier {
             operator: None,
             platform: Some(plan.target.platform),
         };
-        let docs = [train_job.runtime_doc.clone(), doc];
+        let docs = [train_job.runtime_doc.clone(), doc.clone()];
         problems.extend(trainer_errors(
             &docs,
             1,

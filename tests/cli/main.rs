@@ -7,6 +7,7 @@ mod completions_and_man;
 mod detect;
 mod determinism;
 mod diff_output;
+mod direct_path;
 mod dockerfile;
 mod golden;
 mod golden_review;

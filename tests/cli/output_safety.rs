@@ -1199,7 +1199,9 @@ fn an_edit_made_while_a_long_render_runs_is_kept_in_place_and_named() {
     };
     // Not killed: the run notices at the swap. `took` was measured under whatever
     // load the machine had then; a run that has already ended by the time of the edit
-    // tested nothing, so it is tried again with an earlier edit.
+    // tested nothing, nor did one whose swap came before the edit (then the edit is in
+    // the new tree, where it must have stayed): either is tried again with an earlier
+    // edit, on the old tree again.
     let mut delay = took / 2;
     let out = loop {
         let mut child = world
@@ -1209,13 +1211,32 @@ fn an_edit_made_while_a_long_render_runs_is_kept_in_place_and_named() {
             .spawn()
             .unwrap();
         std::thread::sleep(delay);
-        if child.try_wait().unwrap().is_none() {
+        let running = child.try_wait().unwrap().is_none();
+        if running {
             edit(&edited);
-            break child.wait_with_output().unwrap();
         }
+        let out = child.wait_with_output().unwrap();
+        if running && !out.status.success() {
+            break out;
+        }
+        if running {
+            assert!(
+                std::fs::read_to_string(&edited)
+                    .unwrap()
+                    .ends_with("# MY-HAND-FIX\n"),
+                "an edit made after the swap was lost"
+            );
+        }
+        std::fs::remove_dir_all(world.out()).unwrap();
+        assert!(
+            world
+                .run(&["render", &old_in, "-o", "out"])
+                .status
+                .success()
+        );
         assert!(
             delay > Duration::from_millis(10),
-            "the run always ended before the edit"
+            "the run always swapped before the edit"
         );
         delay /= 4;
     };

@@ -159,7 +159,7 @@ fn assert_refused(dir: &Path, problem: &str) {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: --templates {}: {problem}; rdmagen takes templates named pytorchjob.yaml.j2, storage.yaml.j2 from it\n",
+            "error: --templates {}: {problem}; rdmagen takes templates named pytorchjob.yaml.j2, trainjob.yaml.j2, storage.yaml.j2 from it\n",
             dir.display()
         )
     );

@@ -187,3 +187,42 @@ proptest! {
         }
     }
 }
+
+/// Any JSON value a manifest can hold: nested mappings and sequences (empty ones
+/// too) of nasty strings, integers, floats, booleans and nulls, under nasty keys.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        nasty().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+            .prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        Just(Value::Null),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+            prop::collection::vec((nasty(), inner), 0..5)
+                .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// What the direct path writes reads back, by the parser verify uses, as exactly
+    /// the value it was built from and checked as: so a built-in manifest is trusted
+    /// without being parsed back (issue 23).
+    #[test]
+    fn the_direct_path_text_reads_back_as_its_value(
+        entries in prop::collection::vec((nasty(), any_value()), 0..6),
+    ) {
+        let manifest = Value::Object(entries.into_iter().collect());
+        let text = rdmagen::render::manifest::text(&manifest);
+        let back = rdmagen::verify::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(back, vec![manifest], "{}", text);
+    }
+}

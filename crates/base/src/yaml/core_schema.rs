@@ -49,8 +49,14 @@ fn integer(text: &str) -> Option<Number> {
     } else if let Some(hex) = text.strip_prefix("0x") {
         i64::from_str_radix(hex, 16).ok()?
     } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let v: i64 = digits.parse().ok()?;
-        if negative { -v } else { v }
+        // Every integer JSON holds exactly, as a JSON decoder reads it: up to u64's
+        // top, down to i64's bottom (beyond either, a float). Reading 2^63 as a float
+        // would make it a different number from the one rdmagen wrote.
+        let v: u64 = digits.parse().ok()?;
+        if !negative {
+            return Some(Number::from(v));
+        }
+        i64::try_from(-i128::from(v)).ok()?
     } else {
         return None;
     };

@@ -1,0 +1,129 @@
+//! The direct path from plan to bytes: each built-in manifest built as a value from the
+//! plan, in the layout of its embedded template, and written by [`text`]. Verify checks
+//! the value itself, so rendered output is not parsed back to be trusted (issue 23:
+//! templating and the parse-back were 45 % of a job's CPU).
+//!
+//! The embedded templates stay the documented layout and the starting point of
+//! `--templates`: a test renders every example through both and compares the bytes
+//! (tests/cli/direct_path.rs), and [`text`] is proven to read back as the value it
+//! writes (block.rs's tests). Like the templates, nothing here decides anything: each
+//! field comes from the plan as it is.
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::{Plan, RunPolicyPlan, TrainJobPlan};
+use crate::render::block;
+
+/// The PyTorchJob of `plan`, as templates/pytorchjob.yaml.j2 lays it out.
+pub fn pytorchjob(plan: &Plan) -> Value {
+    let mut spec = Map::new();
+    if let Some(nproc) = &plan.nproc_per_node {
+        spec.insert("nprocPerNode".into(), nproc.as_str().into());
+    }
+    spec.insert("runPolicy".into(), run_policy(&plan.run_policy));
+    let restart = enum_text(&plan.restart_policy);
+    let replicas: Map<String, Value> = plan
+        .replicas
+        .iter()
+        .map(|replica| {
+            (
+                replica.role.to_owned(),
+                json!({
+                    "replicas": replica.count,
+                    "restartPolicy": restart,
+                    "template": {
+                        "metadata": plan.pod.template["metadata"],
+                        "spec": plan.pod.template["spec"],
+                    },
+                }),
+            )
+        })
+        .collect();
+    spec.insert("pytorchReplicaSpecs".into(), replicas.into());
+    json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": metadata(plan, &plan.labels, &plan.annotations),
+        "spec": spec,
+    })
+}
+
+/// The TrainJob of `plan`, as templates/trainjob.yaml.j2 lays it out.
+pub fn trainjob(plan: &Plan, train_job: &TrainJobPlan) -> Value {
+    json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": metadata(plan, &train_job.labels, &train_job.annotations),
+        "spec": train_job.spec,
+    })
+}
+
+/// A manifest's text: block YAML, every string through the YAML-safe scalar writer.
+pub fn text(manifest: &Value) -> String {
+    let mut out = String::with_capacity(4096);
+    block::write(&mut out, manifest, 0);
+    out
+}
+
+/// `name`, then `namespace`, `labels` and `annotations` when set.
+fn metadata(
+    plan: &Plan,
+    labels: &std::collections::BTreeMap<String, String>,
+    annotations: &std::collections::BTreeMap<String, String>,
+) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), plan.name.as_str().into());
+    if let Some(namespace) = &plan.namespace {
+        metadata.insert("namespace".into(), namespace.as_str().into());
+    }
+    for (key, map) in [("labels", labels), ("annotations", annotations)] {
+        if !map.is_empty() {
+            let entries: Map<String, Value> = map
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().into()))
+                .collect();
+            metadata.insert(key.into(), entries.into());
+        }
+    }
+    metadata.into()
+}
+
+/// `runPolicy`, its fields in the template's order; `{}` when none is set.
+fn run_policy(policy: &RunPolicyPlan) -> Value {
+    let mut out = Map::new();
+    if let Some(clean) = &policy.clean_pod_policy {
+        out.insert("cleanPodPolicy".into(), enum_text(clean));
+    }
+    let numbers = [
+        ("backoffLimit", policy.backoff_limit.map(u64::from)),
+        (
+            "ttlSecondsAfterFinished",
+            policy.ttl_seconds_after_finished.map(u64::from),
+        ),
+        ("activeDeadlineSeconds", policy.active_deadline_seconds),
+    ];
+    for (key, number) in numbers {
+        if let Some(n) = number {
+            out.insert(key.into(), n.into());
+        }
+    }
+    if let Some(scheduling) = &policy.scheduling_policy {
+        let mut sp = Map::new();
+        if let Some(n) = scheduling.min_available {
+            sp.insert("minAvailable".into(), n.into());
+        }
+        if let Some(queue) = &scheduling.queue {
+            sp.insert("queue".into(), queue.as_str().into());
+        }
+        if let Some(class) = &scheduling.priority_class {
+            sp.insert("priorityClass".into(), class.as_str().into());
+        }
+        out.insert("schedulingPolicy".into(), sp.into());
+    }
+    out.into()
+}
+
+/// A unit enum as the template prints it: its serialised name.
+fn enum_text(value: &impl serde::Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
