@@ -11,7 +11,9 @@ use crate::model::input_check;
 use crate::model::job::JobDocument;
 use crate::model::pool::PoolDocument;
 use crate::model::schema::{self, InputKind, VALIDATORS};
-use crate::yaml::tree::{Document, Seg, parse_documents};
+use crate::yaml::tree::{
+    Document, DocumentSpan, Seg, each_document, parse_document_at, parse_documents,
+};
 use crate::yaml::{tree_de, tree_value};
 
 /// A typed input together with the document it was read from.
@@ -30,88 +32,130 @@ pub struct FileDocuments {
     /// syntax error loses the whole file, which may have defined any pool). A job on
     /// one of them then says so, rather than that its pool is not defined.
     pub failed_pools: Vec<Option<String>>,
+    /// The file is not YAML (a syntax error, or past a budget): nothing in it is read.
+    pub unreadable: bool,
 }
 
 /// Parse one file's text into its Jobs and Pools. Problems with the content become
 /// findings; a document with problems is left out.
 pub fn read_documents(name: &Arc<str>, text: &str, findings: &mut Findings) -> FileDocuments {
+    let mut jobs = Vec::new();
+    let mut out = read_documents_each(name, text, findings, |index, job| {
+        jobs.push((index, job));
+    });
+    if !out.unreadable {
+        out.jobs = jobs;
+    }
+    out
+}
+
+/// [`read_documents`], handing each Job to `each_job` as soon as it is read and
+/// checked rather than keeping it: a file of 20 000 Jobs then holds one parsed tree at
+/// a time, not 300 MB of them. A syntax error loses the whole file, as it does for
+/// [`read_documents`]: the findings about documents before it are dropped, and a caller
+/// must drop the Jobs it was handed when [`FileDocuments::unreadable`] says so.
+pub fn read_documents_each(
+    name: &Arc<str>,
+    text: &str,
+    findings: &mut Findings,
+    mut each_job: impl FnMut(usize, Loaded<JobDocument>),
+) -> FileDocuments {
     let mut out = FileDocuments::default();
-    let docs = match parse_documents(name, text) {
-        Ok(docs) => docs,
+    let mut found = Findings::default();
+    let mut index = 0;
+    let read = each_document(name, text, |doc| {
+        read_document(index, doc, &mut out, &mut each_job, &mut found);
+        index += 1;
+    });
+    match read {
+        Ok(()) => findings.extend(found),
         Err(e) => {
             e.report(name.clone(), findings);
-            out.failed_pools.push(None);
-            return out;
-        }
-    };
-    for (index, doc) in docs.into_iter().enumerate() {
-        let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
-        let kind = doc.root.get("kind").and_then(|n| n.as_str());
-        let pool_name = (kind == Some("Pool")).then(|| {
-            doc.root
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(|n| n.as_str())
-                .map(str::to_owned)
-        });
-        let pools_before = out.pools.len();
-        match (api_version, kind) {
-            (Some(API_VERSION), Some("Job")) => {
-                if let Some(value) = typed(&doc, InputKind::Job, findings) {
-                    out.jobs.push((index, Loaded { value, doc }));
-                }
-            }
-            (Some(API_VERSION), Some("Pool")) => {
-                if let Some(value) = typed(&doc, InputKind::Pool, findings) {
-                    out.pools.push((index, Loaded { value, doc }));
-                }
-            }
-            (Some(API_VERSION), other) => findings.at(
-                Rule::UnknownDocument,
-                format!(
-                    "kind is {}; rdmagen reads `Job` and `Pool`",
-                    other.map_or("missing".to_owned(), |k| format!("`{k}`"))
-                ),
-                doc.locate(&[Seg::Key("kind")]),
-            ),
-            (other, _) => findings.at(
-                Rule::UnknownDocument,
-                format!(
-                    "apiVersion is {}; expected `{API_VERSION}`",
-                    other.map_or("missing".to_owned(), |v| format!("`{v}`"))
-                ),
-                doc.locate(&[Seg::Key("apiVersion")]),
-            ),
-        }
-        if let Some(name) = pool_name
-            && out.pools.len() == pools_before
-        {
-            out.failed_pools.push(name);
+            out = FileDocuments {
+                unreadable: true,
+                failed_pools: vec![None],
+                ..FileDocuments::default()
+            };
         }
     }
     out
 }
 
-/// The Jobs at `indexes` (ascending) of `text`, documents an earlier [`read_documents`] of the
-/// same text accepted, parsed again without their checks (they passed). The pipeline
-/// keeps a job's text between its passes rather than its parsed tree, which is about
-/// 17 KB per job (bench/RESULTS.md).
-pub fn reread_jobs(
+/// Document `index` of a file: a Job handed on, a Pool kept, anything else a finding.
+fn read_document(
+    index: usize,
+    doc: Document,
+    out: &mut FileDocuments,
+    each_job: &mut impl FnMut(usize, Loaded<JobDocument>),
+    findings: &mut Findings,
+) {
+    let api_version = doc.root.get("apiVersion").and_then(|n| n.as_str());
+    let kind = doc.root.get("kind").and_then(|n| n.as_str());
+    let pool_name = (kind == Some("Pool")).then(|| {
+        doc.root
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str())
+            .map(str::to_owned)
+    });
+    let pools_before = out.pools.len();
+    match (api_version, kind) {
+        (Some(API_VERSION), Some("Job")) => {
+            if let Some(value) = typed(&doc, InputKind::Job, findings) {
+                each_job(index, Loaded { value, doc });
+            }
+        }
+        (Some(API_VERSION), Some("Pool")) => {
+            if let Some(value) = typed(&doc, InputKind::Pool, findings) {
+                out.pools.push((index, Loaded { value, doc }));
+            }
+        }
+        (Some(API_VERSION), other) => findings.at(
+            Rule::UnknownDocument,
+            format!(
+                "kind is {}; rdmagen reads `Job` and `Pool`",
+                other.map_or("missing".to_owned(), |k| format!("`{k}`"))
+            ),
+            doc.locate(&[Seg::Key("kind")]),
+        ),
+        (other, _) => findings.at(
+            Rule::UnknownDocument,
+            format!(
+                "apiVersion is {}; expected `{API_VERSION}`",
+                other.map_or("missing".to_owned(), |v| format!("`{v}`"))
+            ),
+            doc.locate(&[Seg::Key("apiVersion")]),
+        ),
+    }
+    if let Some(name) = pool_name
+        && out.pools.len() == pools_before
+    {
+        out.failed_pools.push(name);
+    }
+}
+
+/// The Job that [`read_documents`] accepted as document `index` of `text`, parsed
+/// again without its checks (they passed), from its own span of the text when it has
+/// one: the pipeline keeps a job's text between its passes rather than its parsed
+/// tree (about 17 KB a job), and reading one document alone lets the jobs of one file
+/// spread across the cores. A span that does not read alone as one document (a `%TAG`
+/// directive above it) falls back to the whole file.
+pub fn reread_job(
     name: &Arc<str>,
     text: &str,
-    indexes: &[usize],
-) -> Vec<(usize, Loaded<JobDocument>)> {
-    let Ok(docs) = parse_documents(name, text) else {
-        return Vec::new();
+    index: usize,
+    span: Option<&DocumentSpan>,
+) -> Option<Loaded<JobDocument>> {
+    let alone = span.and_then(|span| {
+        let docs = parse_document_at(name, text, span).ok()?;
+        <[Document; 1]>::try_from(docs).ok().map(|[doc]| doc)
+    });
+    let doc = match alone {
+        Some(doc) => doc,
+        None => parse_documents(name, text).ok()?.into_iter().nth(index)?,
     };
-    docs.into_iter()
-        .enumerate()
-        .filter(|(index, _)| indexes.binary_search(index).is_ok())
-        .filter_map(|(index, doc)| {
-            let value = tree_de::from_node::<JobDocument>(&doc.root).ok()?;
-            Some((index, Loaded { value, doc }))
-        })
-        .collect()
+    let value = tree_de::from_node::<JobDocument>(&doc.root).ok()?;
+    Some(Loaded { value, doc })
 }
 
 /// Validate one document against its schema (every violation is reported), then

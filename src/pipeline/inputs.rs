@@ -7,11 +7,12 @@ use crate::diagnostics::policy::IGNORE_ANNOTATION;
 use crate::diagnostics::{Findings, Location, Rule, Suppressions};
 use crate::error::Error;
 use crate::files::InputFile;
-use crate::model::load::{display_name, read_documents};
+use crate::model::common::Metadata;
+use crate::model::load::{display_name, read_documents_each};
 use crate::model::{Loaded, PoolDocument};
 use crate::pipeline::parallel;
 use crate::pipeline::placement::Key;
-use crate::yaml::tree::Seg;
+use crate::yaml::tree::{Document, DocumentSpan, Seg};
 
 /// An input held in memory: its text, and the name findings give it (no file of
 /// that name is read or written).
@@ -48,6 +49,8 @@ pub(super) struct JobIdentity {
     pub(super) pool: String,
     /// Where its name is written, for a finding on a name used twice.
     pub(super) at: Location,
+    /// Where its document is written in the file's text, to read it again alone.
+    pub(super) span: Option<DocumentSpan>,
 }
 
 /// Read and parse `inputs`, then the in-memory `documents`, then `pool_files` (whose
@@ -95,53 +98,44 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
     Ok(parse_one(name, text, pools_only))
 }
 
-/// Parse one file's text, read from disk or handed over in memory.
+/// Parse one file's text, read from disk or handed over in memory. Each Job is
+/// reduced to what the second pass needs as soon as it is read, so a file of many
+/// Jobs never holds all their trees.
 fn parse_one(name: Arc<str>, text: String, pools_only: bool) -> ReadFile {
     let mut findings = Findings::default();
-    let mut docs = read_documents(&name, &text, &mut findings);
-    if pools_only {
-        for (_, job) in std::mem::take(&mut docs.jobs) {
-            findings.at(
-                Rule::UnknownDocument,
-                "a Job in a --pools file is not rendered; pass its file as an input",
-                job.doc.locate(&[Seg::Key("kind")]),
-            );
-        }
-    }
     let mut suppressions = Suppressions::default();
     suppressions.comments(&name, &text);
-    let annotated = docs
-        .jobs
-        .iter()
-        .map(|(_, job)| (&job.value.metadata, &job.doc))
-        .chain(
-            docs.pools
-                .iter()
-                .map(|(_, pool)| (&pool.value.metadata, &pool.doc)),
-        );
-    for (metadata, doc) in annotated {
-        if let Some(value) = metadata.annotations.get(IGNORE_ANNOTATION) {
-            let at = doc.locate(&[
-                Seg::Key("metadata"),
-                Seg::Key("annotations"),
-                Seg::Key(IGNORE_ANNOTATION),
-            ]);
-            suppressions.annotation(value, at, doc.root.line, doc.root.end.0);
+    let mut jobs = Vec::new();
+    let mut refused = Vec::new();
+    let docs = read_documents_each(&name, &text, &mut findings, |index, job| {
+        if pools_only {
+            refused.push(job.doc.locate(&[Seg::Key("kind")]));
+            return;
         }
+        annotate(&mut suppressions, &job.value.metadata, &job.doc);
+        let meta = job.value.metadata;
+        jobs.push(JobIdentity {
+            index,
+            pool: job.value.spec.pool,
+            key: (meta.name, meta.namespace),
+            at: job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
+            span: job.doc.span,
+        });
+    });
+    if docs.unreadable {
+        jobs.clear();
+        refused.clear();
     }
-    let jobs = docs
-        .jobs
-        .into_iter()
-        .map(|(index, job)| {
-            let meta = job.value.metadata;
-            JobIdentity {
-                index,
-                pool: job.value.spec.pool,
-                key: (meta.name, meta.namespace),
-                at: job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
-            }
-        })
-        .collect();
+    for at in refused {
+        findings.at(
+            Rule::UnknownDocument,
+            "a Job in a --pools file is not rendered; pass its file as an input",
+            at,
+        );
+    }
+    for (_, pool) in &docs.pools {
+        annotate(&mut suppressions, &pool.value.metadata, &pool.doc);
+    }
     ReadFile {
         name,
         text: Arc::from(text),
@@ -150,5 +144,18 @@ fn parse_one(name: Arc<str>, text: String, pools_only: bool) -> ReadFile {
         failed_pools: docs.failed_pools,
         jobs,
         suppressions,
+    }
+}
+
+/// The document's `rdmagen.io/ignore` annotation, when it has one, among the file's
+/// suppressions.
+fn annotate(suppressions: &mut Suppressions, metadata: &Metadata, doc: &Document) {
+    if let Some(value) = metadata.annotations.get(IGNORE_ANNOTATION) {
+        let at = doc.locate(&[
+            Seg::Key("metadata"),
+            Seg::Key("annotations"),
+            Seg::Key(IGNORE_ANNOTATION),
+        ]);
+        suppressions.annotation(value, at, doc.root.line, doc.root.end.0);
     }
 }

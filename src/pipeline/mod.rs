@@ -25,10 +25,11 @@ use globset::GlobSet;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
-use crate::model::load::{dedupe, reread_jobs, yaml_files};
+use crate::model::load::{dedupe, reread_job, yaml_files};
 use crate::plan::Decision;
 use crate::render::Renderer;
 use crate::verify::Verifier;
+use crate::yaml::tree::DocumentSpan;
 
 pub use inputs::MemoryInput;
 pub use rendered::{OutputFile, RenderedJob, stream};
@@ -63,6 +64,16 @@ pub struct Request {
     pub policy: Policy,
 }
 
+/// A job the first pass accepted, for the second to read again: its file (by order
+/// and name), the file's text, and where in it the job is written.
+struct JobToRead {
+    file: usize,
+    name: std::sync::Arc<str>,
+    text: std::sync::Arc<str>,
+    index: usize,
+    span: Option<DocumentSpan>,
+}
+
 /// What a streaming run found: findings (sorted), the sources they point into, how
 /// many jobs rendered, and every decision when asked for.
 #[derive(Debug, Default)]
@@ -82,9 +93,10 @@ pub struct Outcome {
 /// verified, in two passes. The first reads and parses every file (inputs and
 /// `--pools`) in parallel across cores, registers every pool and collects every job's
 /// name and namespace (they decide each job's directory). The second resolves,
-/// renders and verifies the jobs in parallel, parsing each job file again from the
-/// text the first pass read: holding every parsed job between the passes cost 17 KB
-/// a job (225 MB at 10 000), parsing again 7% more CPU (bench/RESULTS.md).
+/// renders and verifies the jobs in parallel, a job at a time, parsing each job's
+/// document again from its span of the text the first pass read: holding every
+/// parsed job between the passes cost 17 KB a job (225 MB at 10 000), parsing again
+/// 7% more CPU (bench/RESULTS.md).
 /// Rendered files are not kept either: each goes to the sink at once.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Outcome, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
@@ -105,7 +117,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut texts = BTreeMap::new();
     let mut definitions = Vec::new();
     let mut names = Vec::new();
-    let mut job_files = Vec::new();
+    let mut jobs = Vec::new();
     let mut suppressions = Suppressions::default();
     // Pools whose Trainer runtime is written: those a job uses, and those named as
     // inputs (a platform team renders its pools alone).
@@ -127,14 +139,15 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         suppressions.extend(read.suppressions);
         pools.failed_to_load(&read.name, read.failed_pools);
         definitions.extend(read.pools.into_iter().map(|(d, p)| ((file, d), p)));
-        if !read.jobs.is_empty() {
-            let indexes: Vec<usize> = read.jobs.iter().map(|j| j.index).collect();
-            names.extend(
-                read.jobs
-                    .into_iter()
-                    .map(|j| (j.key, (file, j.index), j.at)),
-            );
-            job_files.push((file, read.name.clone(), read.text.clone(), indexes));
+        for job in read.jobs {
+            names.push((job.key, (file, job.index), job.at));
+            jobs.push(JobToRead {
+                file,
+                name: read.name.clone(),
+                text: read.text.clone(),
+                index: job.index,
+                span: job.span,
+            });
         }
         texts.insert(read.name, read.text);
     }
@@ -160,16 +173,15 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         explain,
         judge,
     };
-    // Each file's jobs are parsed again from its text, a file at a time per core.
-    let partials = parallel::fold(
-        &job_files,
-        |partial: &mut Partial, _, (file, name, text, indexes)| {
-            // Jobs come after the runtimes, whose orders are (0, i).
-            reread_jobs(name, text, indexes)
-                .iter()
-                .all(|(index, job)| job_done(&run, (*file + 1, *index), job, partial))
-        },
-    );
+    // Each job is parsed again from its own span of its file's text, a job at a time
+    // per core, so the jobs of one large file spread across the cores too.
+    let partials = parallel::fold(&jobs, |partial: &mut Partial, _, job: &JobToRead| {
+        let Some(loaded) = reread_job(&job.name, &job.text, job.index, job.span.as_ref()) else {
+            return true;
+        };
+        // Jobs come after the runtimes, whose orders are (0, i).
+        job_done(&run, (job.file + 1, job.index), &loaded, partial)
+    });
     for partial in partials {
         total.merge(partial);
     }

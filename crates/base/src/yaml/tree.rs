@@ -80,11 +80,24 @@ pub enum Seg<'a> {
     Index(usize),
 }
 
-/// A parsed document of a file: its tree, and the file it came from.
+/// A parsed document of a file: its tree, the file it came from, and where in that
+/// file's text it is written.
 #[derive(Clone, Debug)]
 pub struct Document {
     pub file: Arc<str>,
     pub root: Node,
+    /// None when the parser gave no byte offsets.
+    pub span: Option<DocumentSpan>,
+}
+
+/// Where a document is written in its file's text: from the start of the line of its
+/// `---` (the file's start for the first document) to where the next one begins.
+/// [`parse_document_at`] reads it again from there alone, with the file's lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentSpan {
+    pub bytes: std::ops::Range<usize>,
+    /// The file's line (from 1) the span starts on.
+    pub first_line: usize,
 }
 
 impl Document {
@@ -225,6 +238,38 @@ pub fn parse_documents(file: &Arc<str>, text: &str) -> Result<Vec<Document>, Syn
 pub fn each_document(
     file: &Arc<str>,
     text: &str,
+    each: impl FnMut(Document),
+) -> Result<(), SyntaxError> {
+    each_document_from(file, text, 1, each)
+}
+
+/// The documents of `text`, a [`DocumentSpan`] of `file` (or the whole file) that
+/// starts on the file's line `first_line`: each node keeps the line the file has it on.
+pub fn parse_document_at(
+    file: &Arc<str>,
+    text: &str,
+    span: &DocumentSpan,
+) -> Result<Vec<Document>, SyntaxError> {
+    let slice = text.get(span.bytes.clone()).ok_or_else(|| SyntaxError {
+        line: span.first_line,
+        column: 1,
+        message: "the document's span is not in the text".to_owned(),
+        kind: SyntaxErrorKind::Syntax,
+    })?;
+    let mut docs = Vec::new();
+    each_document_from(file, slice, span.first_line, |mut doc| {
+        if let Some(own) = &mut doc.span {
+            own.bytes = own.bytes.start + span.bytes.start..own.bytes.end + span.bytes.start;
+        }
+        docs.push(doc);
+    })?;
+    Ok(docs)
+}
+
+fn each_document_from(
+    file: &Arc<str>,
+    text: &str,
+    first_line: usize,
     mut each: impl FnMut(Document),
 ) -> Result<(), SyntaxError> {
     let mut builder = Builder {
@@ -235,24 +280,45 @@ pub fn each_document(
         documents: 0,
         nodes: 0,
         key_hasher: RandomState::new(),
+        lines_before: first_line - 1,
     };
     let mut parser = Parser::new_from_str(text);
+    // Where the document being read starts: the file's start for the first.
+    let mut start = Some((0, first_line));
     while let Some(event) = parser.next_event() {
-        let (event, span) = event.map_err(scan_error)?;
+        let (event, span) = event.map_err(|e| scan_error(e, first_line - 1))?;
+        if let Event::DocumentStart(..) = event
+            && builder.documents > 0
+        {
+            start = span.start.byte_offset().map(|at| {
+                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                (line_start, span.start.line() + first_line - 1)
+            });
+        }
+        let ends = matches!(event, Event::DocumentEnd);
         if let Some(root) = builder.event(event, span)? {
+            let end = span.start.byte_offset();
+            let span = start.zip(end).map(|((from, first_line), to)| DocumentSpan {
+                bytes: from..to,
+                first_line,
+            });
             each(Document {
                 file: file.clone(),
                 root,
+                span,
             });
+        }
+        if ends {
+            start = None;
         }
     }
     Ok(())
 }
 
-fn scan_error(e: ScanError) -> SyntaxError {
+fn scan_error(e: ScanError, lines_before: usize) -> SyntaxError {
     let mark = e.marker();
     SyntaxError {
-        line: mark.line(),
+        line: mark.line() + lines_before,
         column: mark.col() + 1,
         message: e.info().to_string(),
         kind: SyntaxErrorKind::Syntax,
@@ -302,12 +368,14 @@ struct Builder {
     nodes: usize,
     /// Hashes mapping keys for [`KeyHashes`].
     key_hasher: RandomState,
+    /// Lines of the file before the text being read ([`parse_document_at`]).
+    lines_before: usize,
 }
 
 impl Builder {
     /// Take one event; returns a document's root when the event ends a document.
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<Option<Node>, SyntaxError> {
-        let line = span.start.line();
+        let line = span.start.line() + self.lines_before;
         let column = span.start.col() + 1;
         if matches!(
             event,
@@ -456,6 +524,35 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<Document>, SyntaxError> {
         parse_documents(&Arc::from("t.yaml"), text)
+    }
+
+    /// Each document read again from its span alone is the same tree, at the same
+    /// lines and columns, as read with its file: whatever starts or ends it.
+    #[test]
+    fn a_document_reads_again_from_its_span_alone() {
+        let texts = [
+            "a: 1\n---\nspec:\n  env:\n    X: y\n  list: [p, q]\n",
+            "# lead\n  a: {b: c}\n--- # marker comment\nx: |\n  text\n\n...\n---\n- 1\n- [2, 3]\n",
+            "---\n---\nk: v\n---\n\n---\nlast: one",
+            "k: &a [1, 2]\nl: *a\n---\nm: {n: \"--- not a marker\"}\n",
+        ];
+        for text in texts {
+            let docs = parse(text).unwrap();
+            assert!(!docs.is_empty());
+            for doc in docs {
+                let span = doc.span.clone().expect("byte offsets");
+                let again = parse_document_at(&Arc::from("t.yaml"), text, &span).unwrap();
+                let [one] = again.as_slice() else {
+                    panic!("{text:?} {span:?}: {} documents", again.len());
+                };
+                assert_eq!(
+                    format!("{:?}", one.root),
+                    format!("{:?}", doc.root),
+                    "{text:?}"
+                );
+                assert_eq!(one.span.as_ref(), Some(&span), "{text:?}");
+            }
+        }
     }
 
     #[test]
