@@ -492,6 +492,10 @@ fn fidelity(doc: &Value, plan: &Plan) -> Vec<Finding> {
     // this, a `--templates` override that dropped the RDMA resource and IPC_LOCK
     // rendered a job without RDMA, and no rule said so.
     for (role, replica) in specs {
+        // The usual case, and a cheap one to tell: the pod template is the plan's.
+        if replica["template"] == plan.pod.template {
+            continue;
+        }
         for difference in plan::trainer::differences(&plan.pod.template, &replica["template"]) {
             if let plan::trainer::Difference::Lost { path, want } = difference
                 && !read_back_above(&path)
