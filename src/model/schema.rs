@@ -133,16 +133,41 @@ pub static VALIDATORS: LazyLock<Validators> = LazyLock::new(|| {
     }
 });
 
-/// [`generate`] of each kind for the quick walk alone (2020-12, every Kubernetes
-/// definition it reaches made strict, without descriptions), generated ahead of time:
-/// a run of valid inputs neither generates nor compiles the full schema. A test
-/// regenerates them ([`quick_text`]).
-const QUICK_JOB: &str = include_str!("../../schemas/quick/job.json");
-const QUICK_POOL: &str = include_str!("../../schemas/quick/pool.json");
+/// [`generate`] of both kinds for the quick walk alone (2020-12, every Kubernetes
+/// definition they reach made strict, without descriptions), generated ahead of time:
+/// a run of valid inputs neither generates nor compiles the full schema. One file,
+/// `{"$defs": …, "job": …, "pool": …}`: the two share almost every definition (the
+/// Kubernetes pod fields among them), which a run then parses once. A test
+/// regenerates it ([`quick_text`]).
+const QUICK_INPUTS: &str = include_str!("../../schemas/quick/inputs.json");
 
-/// The committed text of `schemas/quick/{job,pool}.json`.
-pub fn quick_text(kind: InputKind) -> String {
-    crate::kubernetes::definitions::quick_text(&generate(kind))
+/// The committed text of `schemas/quick/inputs.json`.
+pub fn quick_text() -> String {
+    let mut definitions = Map::new();
+    let mut roots = Map::new();
+    for (key, kind) in [("job", InputKind::Job), ("pool", InputKind::Pool)] {
+        let mut root = quick_schema::stripped(&generate(kind));
+        let own = root.as_object_mut().and_then(|r| r.remove("$defs"));
+        for (name, definition) in own.and_then(|d| d.as_object().cloned()).unwrap_or_default() {
+            match definitions.get(&name) {
+                // One name is one Rust type, so the same schema in both.
+                Some(seen) => assert_eq!(
+                    seen, &definition,
+                    "$defs/{name} differs between job and pool"
+                ),
+                None => {
+                    definitions.insert(name, definition);
+                }
+            }
+        }
+        roots.insert(key.to_owned(), root);
+    }
+    let mut quick = Map::new();
+    quick.insert("$defs".to_owned(), definitions.into());
+    quick.extend(roots);
+    let mut text = serde_json::to_string(&Value::Object(quick)).expect("a schema serialises");
+    text.push('\n');
+    text
 }
 
 /// Whether `value` (a document as JSON) is valid against the schema of `kind`, exactly
@@ -151,21 +176,18 @@ pub fn quick_text(kind: InputKind) -> String {
 /// whose verdict is then the answer (kubernetes/quick_schema.rs; a test compares the
 /// two on every example, bad input and mutated documents).
 pub fn is_valid(kind: InputKind, value: &Value) -> bool {
-    static QUICK: [LazyLock<Value>; 2] = [
-        LazyLock::new(|| serde_json::from_str(QUICK_JOB).expect("schemas/quick/job.json is JSON")),
-        LazyLock::new(|| {
-            serde_json::from_str(QUICK_POOL).expect("schemas/quick/pool.json is JSON")
-        }),
-    ];
-    let index = match kind {
-        InputKind::Job => 0,
-        InputKind::Pool => 1,
+    static QUICK: LazyLock<Value> = LazyLock::new(|| {
+        serde_json::from_str(QUICK_INPUTS).expect("schemas/quick/inputs.json is JSON")
+    });
+    let key = match kind {
+        InputKind::Job => "job",
+        InputKind::Pool => "pool",
     };
     let dialect = Dialect {
         draft7: false,
         formats: false,
     };
-    quick_schema::is_valid(&QUICK[index], value, dialect) == Some(true)
+    quick_schema::is_valid_at(&QUICK, &QUICK[key], value, dialect) == Some(true)
         || match kind {
             InputKind::Job => VALIDATORS.job.is_valid(value),
             InputKind::Pool => VALIDATORS.pool.is_valid(value),
@@ -180,15 +202,9 @@ mod tests {
     fn the_quick_schemas_are_the_generated_ones() {
         quick_schema::assert_fresh(
             env!("CARGO_MANIFEST_DIR"),
-            "schemas/quick/job.json",
-            QUICK_JOB,
-            &quick_text(InputKind::Job),
-        );
-        quick_schema::assert_fresh(
-            env!("CARGO_MANIFEST_DIR"),
-            "schemas/quick/pool.json",
-            QUICK_POOL,
-            &quick_text(InputKind::Pool),
+            "schemas/quick/inputs.json",
+            QUICK_INPUTS,
+            &quick_text(),
         );
     }
 }

@@ -73,23 +73,23 @@ impl Renderer {
         env.add_filter("comment", comment);
         env.add_filter("yaml", yaml_block);
         env.add_filter("literal", literal_block);
-        let mut sources: Vec<(&str, String)> = EMBEDDED
-            .iter()
-            .map(|(name, text)| (*name, (*text).to_owned()))
-            .collect();
         let mut overridden = Vec::new();
+        // A user's template is compiled now, so that a mistake in it is a usage error
+        // before any job; an embedded one when first used (a run of PyTorchJobs uses
+        // none: they are built as values), by the loader.
         if let Some(dir) = overrides {
             for (name, text) in user_templates(dir)? {
-                if let Some(slot) = sources.iter_mut().find(|(n, _)| *n == name) {
-                    slot.1 = text;
-                    overridden.push(name);
-                }
+                env.add_template_owned(name, text)
+                    .map_err(|e| Error::Usage(format!("template {name}: {e}")))?;
+                overridden.push(name);
             }
         }
-        for (name, source) in sources {
-            env.add_template_owned(name, source)
-                .map_err(|e| Error::Usage(format!("template {name}: {e}")))?;
-        }
+        env.set_loader(|name| {
+            Ok(EMBEDDED
+                .iter()
+                .find(|(embedded, _)| *embedded == name)
+                .map(|(_, text)| (*text).to_owned()))
+        });
         Ok(Renderer { env, overridden })
     }
 

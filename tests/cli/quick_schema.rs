@@ -8,7 +8,7 @@
 
 use rdmagen::kubeflow::trainer::crd::{CrdRelease, TrainerKind};
 use rdmagen::kubernetes::definitions::{POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK, standalone};
-use rdmagen::kubernetes::quick_schema::{Dialect, is_valid};
+use rdmagen::kubernetes::quick_schema::{Dialect, is_valid_at};
 use rdmagen::model::schema::VALIDATORS;
 use rdmagen::verify::OUTPUT_SCHEMA;
 use serde_json::{Value, json};
@@ -131,9 +131,17 @@ type Select = Box<dyn Fn(&Value) -> Vec<Value>>;
 struct Case {
     name: String,
     quick: Value,
+    /// Where in `quick` the schema is (a JSON Pointer; "" for the whole document).
+    at: &'static str,
     dialect: Dialect,
     full: jsonschema::Validator,
     select: Select,
+}
+
+impl Case {
+    fn schema(&self) -> &Value {
+        self.quick.pointer(self.at).expect("the schema is in its file")
+    }
 }
 
 fn cases() -> Vec<Case> {
@@ -159,14 +167,16 @@ fn cases() -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "job".into(),
-            quick: json(&read("schemas/quick/job.json")),
+            quick: json(&read("schemas/quick/inputs.json")),
+            at: "/job",
             dialect: input,
             full: jsonschema::validator_for(&VALIDATORS.job_schema).unwrap(),
             select: kind_is("Job"),
         },
         Case {
             name: "pool".into(),
-            quick: json(&read("schemas/quick/pool.json")),
+            quick: json(&read("schemas/quick/inputs.json")),
+            at: "/pool",
             dialect: input,
             full: jsonschema::validator_for(&VALIDATORS.pool_schema).unwrap(),
             select: kind_is("Pool"),
@@ -174,6 +184,7 @@ fn cases() -> Vec<Case> {
         Case {
             name: "pytorchjob".into(),
             quick: json(OUTPUT_SCHEMA),
+            at: "",
             dialect: input,
             full: jsonschema::validator_for(&json(OUTPUT_SCHEMA)).unwrap(),
             select: kind_is("PyTorchJob"),
@@ -181,6 +192,7 @@ fn cases() -> Vec<Case> {
         Case {
             name: "PodTemplateSpec".into(),
             quick: json(POD_TEMPLATE_SPEC_QUICK),
+            at: "",
             dialect: draft7,
             full: jsonschema::validator_for(&standalone(POD_TEMPLATE_SPEC)).unwrap(),
             // Every pod template in the corpus: an object whose spec has containers.
@@ -202,6 +214,7 @@ fn cases() -> Vec<Case> {
                 name: format!("{} {}", crd.tag(), kind.name()),
                 full: jsonschema::draft7::new(&schema).unwrap(),
                 quick: schema,
+                at: "",
                 dialect: draft7,
                 select: Box::new(move |doc| match TrainerKind::of(doc) {
                     Some(k) if k.is_runtime() == kind.is_runtime() => vec![doc.clone()],
@@ -221,7 +234,7 @@ fn the_quick_walk_agrees_with_jsonschema() {
         for (path, doc) in &corpus {
             for instance in (case.select)(doc) {
                 let full = case.full.is_valid(&instance);
-                let quick = is_valid(&case.quick, &instance, case.dialect);
+                let quick = is_valid_at(&case.quick, case.schema(), &instance, case.dialect);
                 if full {
                     valid += 1;
                     assert_eq!(
@@ -234,7 +247,7 @@ fn the_quick_walk_agrees_with_jsonschema() {
                     assert_ne!(quick, Some(true), "{}: {path} is invalid", case.name);
                 }
                 for mutated in mutations(&instance) {
-                    match is_valid(&case.quick, &mutated, case.dialect) {
+                    match is_valid_at(&case.quick, case.schema(), &mutated, case.dialect) {
                         Some(verdict) => {
                             decided += 1;
                             assert_eq!(

@@ -35,11 +35,14 @@ type Verdict = Option<bool>;
 /// Whether `instance` is valid against `schema`, a whole schema document whose `$ref`s
 /// (`#/...` JSON Pointers) resolve inside it.
 pub fn is_valid(schema: &Value, instance: &Value, dialect: Dialect) -> Verdict {
-    Walk {
-        root: schema,
-        dialect,
-    }
-    .node(schema, instance, 0)
+    is_valid_at(schema, schema, instance, dialect)
+}
+
+/// Whether `instance` is valid against `schema`, a part of the document `root` in
+/// which its `$ref`s resolve (one file holding several schemas and the definitions
+/// they share).
+pub fn is_valid_at(root: &Value, schema: &Value, instance: &Value, dialect: Dialect) -> Verdict {
+    Walk { root, dialect }.node(schema, instance, 0)
 }
 
 /// Deeper than any rdmagen schema nests (a recursive schema would loop).
