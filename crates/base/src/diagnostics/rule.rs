@@ -177,6 +177,15 @@ rules! {
     PartialNodeNics "RDG016" Info false,
         "a job on part of a node uses NICs chosen without knowing its GPUs", "docs/sources.md#partial-node-jobs-and-nic-locality",
         "Neither rdmagen nor the device plugin knows which GPUs a pod on part of a node gets, so the NIC list cannot follow GPU locality. With `partialNodeHcas: first` the pod gets the first ceil(k·H/G) data NICs, which may be far from its GPUs (no GPUDirect RDMA, traffic across the CPU interconnect); with `all`, NCCL picks the NIC nearest each GPU. The pool's `network.partialNodeHcas` chooses; each platform has a default.";
+    SocketIfnameNotInPod "RDG177" Warning false,
+        "the pool's bootstrap interface is not one the pod has", "https://github.com/oracle-quickstart/oci-hpc-oke/blob/main/docs/running-pytorch-jobs-on-oke-using-hostnetwork-with-rdma.md",
+        "NCCL_SOCKET_IFNAME names an interface inside the pod. A pod on the cluster network has eth0 (Multus's delegate 0) and its rails' net1..netN, never the host's netdevs such as bond0; a pod on the host's network (`attachment: hostNetwork`) has only the host's, so `eth0` is right there only where the host has an eth0 (OCI's shapes do). The pool's `hostInterfaces` names the host's netdevs (`rdmagen detect` reads them); NCCL finds no interface of that name and the job fails at start-up.";
+    HostHcaInPod "RDG178" Warning false,
+        "the pool names host RDMA devices for pods that see only their own VFs", "https://github.com/skypilot-org/skypilot/blob/master/sky/provision/kubernetes/oci_nccl.py",
+        "An SR-IOV VF or a host device moved into a pod keeps the RDMA device name the host gave it when it was created (`mlx5_<k>`, k by creation order and node), so the pool's `hcas` do not name what the pod has. rdmagen writes no NCCL_IB_HCA on such a pod: NCCL then uses every RDMA device in the pod, which are exactly its rails. Remove `hcas`, or use an attachment whose pods see the host's names (shared, ipoib, hostNetwork).";
+    AttachmentShape "RDG179" Error false,
+        "the pool's attachment cannot work as written", "https://github.com/k8snetworkplumbingwg/multus-cni/blob/v4.3.0/pkg/k8sclient/k8sclient.go#L175-L250",
+        "Each attachment has a shape: `shared` is one resource of the shared device plugin (`rdmaResource`), not rails; `sriov` needs rails, and each SR-IOV or host-device rail its Multus network (the device reaches the pod through its NetworkAttachmentDefinition); a pod on the host's network takes no Multus network. Multus refuses a network or namespace that is not a DNS-1123 label and an interface name longer than 15 characters or holding `/` or whitespace (parsePodNetworkObjectName), and `podInterfaces` needs one name per rail.";
     ShmTooSmall "RDG017" Warning false,
         "/dev/shm is smaller than 1Gi on a GPU job", "https://github.com/NVIDIA/nccl/issues/1518",
         "NCCL's shared-memory transport and data-loader workers live in /dev/shm; a few hundred MiB runs out as soon as several GPUs or workers share it (`shm: 64` is 64 bytes, not 64Gi).";
