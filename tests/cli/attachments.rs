@@ -382,3 +382,67 @@ fn a_job_on_half_of_each_node_gets_the_rails_of_its_gpus() {
         }
     }
 }
+
+/// The pod template of the PyTorchJob in `docs`, with what the smoke test adds removed
+/// (its script volume and mount, its command, its NCCL logging variables: src/smoke's
+/// SCRIPT_VOLUME and ADDED_ENV) and the command, which differs between any two jobs.
+fn comparable_pod(docs: &[Value]) -> Value {
+    let job = docs
+        .iter()
+        .find(|d| d["kind"] == "PyTorchJob")
+        .expect("a PyTorchJob");
+    let mut template = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"].clone();
+    let volumes = template["spec"]["volumes"].as_array_mut().unwrap();
+    volumes.retain(|v| v["name"] != rdmagen::smoke::SCRIPT_VOLUME);
+    let containers = template["spec"]["containers"].as_array_mut().unwrap();
+    for c in containers.iter_mut().filter(|c| c["name"] == "pytorch") {
+        let obj = c.as_object_mut().unwrap();
+        obj.remove("command");
+        if let Some(Value::Array(mounts)) = obj.get_mut("volumeMounts") {
+            mounts.retain(|m| m["name"] != rdmagen::smoke::SCRIPT_VOLUME);
+        }
+        if let Some(Value::Array(env)) = obj.get_mut("env") {
+            env.retain(|e| !rdmagen::smoke::ADDED_ENV.contains(&e["name"].as_str().unwrap_or("")));
+            if env.is_empty() {
+                obj.remove("env");
+            }
+        }
+    }
+    template
+}
+
+/// `smoke-test` on each mode's pool gives its pods the template a real whole-node,
+/// two-node job on that pool gets: every rail resource, every Multus network, the
+/// same NCCL variables, hostNetwork where the pool says.
+#[test]
+fn smoke_test_pods_are_a_real_jobs_pods_on_every_mode() {
+    for (mode, pool) in mode_pools() {
+        let dir = tempfile::tempdir().unwrap();
+        let pools = dir.path().join("pools");
+        std::fs::create_dir(&pools).unwrap();
+        std::fs::write(pools.join("pool.yaml"), &pool).unwrap();
+        let name = pool
+            .lines()
+            .find_map(|l| l.strip_prefix("metadata: {name: "))
+            .and_then(|l| l.strip_suffix('}'))
+            .unwrap();
+        let out = rdmagen(&[
+            "smoke-test",
+            "--pool",
+            name,
+            "--pools",
+            pools.to_str().unwrap(),
+            "--image",
+            "img:1",
+        ]);
+        assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
+        let smoke = comparable_pod(&rdmagen::verify::parse(&text(&out.stdout)).unwrap());
+        let real = comparable_pod(&render(&pool, "  nodes: 2\n  gpusPerNode: 8\n"));
+        assert_eq!(smoke, real, "{mode}: smoke-test pod against a real job's");
+        let annotated = !real["metadata"]["annotations"][NETWORKS].is_null();
+        let has_networks = rails(&rdmagen::verify::parse(&pool).unwrap()[0])
+            .iter()
+            .any(|(_, network, _)| network.is_some());
+        assert_eq!(annotated, has_networks, "{mode}: the Multus annotation");
+    }
+}
