@@ -246,6 +246,7 @@ pub(crate) fn pod_template_rules(
     facts: &ManifestFacts,
 ) -> Vec<Finding> {
     let mut found = names::object_meta(&t.template["metadata"], &format!("{}/metadata", t.at));
+    found.extend(multus_devices(t));
     found.extend(pod_shape(
         t.spec(),
         &t.template["metadata"],
@@ -506,6 +507,51 @@ pub(crate) fn quantity(v: &Value) -> Option<i64> {
 /// name NVIDIA's AICR gives it (`nvidia.com/mlnxnics`), AWS EFA, and a DRA resource
 /// claim (AICR's RoCE runtime claims its NICs so). Not enough to call RDMA on (EFA
 /// runs NCCL through its own plugin), only to keep RDG061 quiet.
+/// RDG180: the Multus annotation's entries against the devices the pod's containers
+/// request (limits, where an extended resource must be given), the shared device
+/// plugin's `rdma/` pod slot aside.
+fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
+    let Some(value) = t.template["metadata"]["annotations"][multus::NETWORKS_ANNOTATION].as_str()
+    else {
+        return Vec::new();
+    };
+    // An annotation Multus cannot read is not counted here.
+    let Ok(entries) = multus::parse(value, "default") else {
+        return Vec::new();
+    };
+    let mut devices: Vec<(String, u64)> = Vec::new();
+    for c in t.spec()["containers"].as_array().into_iter().flatten() {
+        for (name, v) in c["resources"]["limits"].as_object().into_iter().flatten() {
+            if is_attached_device(name) && !name.to_ascii_lowercase().starts_with("rdma/") {
+                let n = quantity(v).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+                devices.push((name.clone(), n));
+            }
+        }
+    }
+    let held: u64 = devices.iter().map(|(_, n)| n).sum();
+    if held == 0 || held == entries.len() as u64 {
+        return Vec::new();
+    }
+    let listed = devices
+        .iter()
+        .map(|(name, n)| format!("{name}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Finding::at_pointer(
+        Rule::MultusDeviceMismatch,
+        format!(
+            "{} lists {} network(s), but the pod requests {held} device(s) to attach ({listed}); each network takes one device of its NetworkAttachmentDefinition's resource",
+            multus::NETWORKS_ANNOTATION,
+            entries.len()
+        ),
+        format!(
+            "{}/metadata/annotations/{}",
+            t.at,
+            pointer_segment(multus::NETWORKS_ANNOTATION)
+        ),
+    )]
+}
+
 /// On a pod with Multus networks, a device-plugin resource other than a GPU: SR-IOV
 /// rails are named by the cluster (`nvidia.com/rail1`), and each network entry takes
 /// one device of its NetworkAttachmentDefinition's resource (multus-cni@v4.3.0

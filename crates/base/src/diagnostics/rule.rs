@@ -186,6 +186,9 @@ rules! {
     AttachmentShape "RDG179" Error false,
         "the pool's attachment cannot work as written", "https://github.com/k8snetworkplumbingwg/multus-cni/blob/v4.3.0/pkg/k8sclient/k8sclient.go#L175-L250",
         "Each attachment has a shape: `shared` is one resource of the shared device plugin (`rdmaResource`), not rails; `sriov` needs rails, and each SR-IOV or host-device rail its Multus network (the device reaches the pod through its NetworkAttachmentDefinition); a pod on the host's network takes no Multus network. Multus refuses a network or namespace that is not a DNS-1123 label and an interface name longer than 15 characters or holding `/` or whitespace (parsePodNetworkObjectName), and `podInterfaces` needs one name per rail.";
+    MultusDeviceMismatch "RDG180" Warning false,
+        "the pod's Multus networks and its attached devices disagree in count", "https://github.com/k8snetworkplumbingwg/multus-cni/blob/v4.3.0/pkg/k8sclient/k8sclient.go#L296-L320",
+        "Each entry of `k8s.v1.cni.cncf.io/networks` whose NetworkAttachmentDefinition names a device-plugin resource takes the next device of that resource the kubelet gave the pod (getKubernetesDelegate). With fewer devices than entries the pod's sandbox fails to start; with more, the extra VFs are held and never attached. An RDMA-off job that drops one rail's resource but keeps the annotation, or a smoke test that asks for one VF beside eight networks, are the usual causes. The shared device plugin's `rdma/` resource is a pod slot, not one device per network, and is not counted.";
     ShmTooSmall "RDG017" Warning false,
         "/dev/shm is smaller than 1Gi on a GPU job", "https://github.com/NVIDIA/nccl/issues/1518",
         "NCCL's shared-memory transport and data-loader workers live in /dev/shm; a few hundred MiB runs out as soon as several GPUs or workers share it (`shm: 64` is 64 bytes, not 64Gi).";
