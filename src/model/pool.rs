@@ -10,7 +10,7 @@ use crate::kubernetes::input_schema as k8s;
 use crate::model::common::{ApiVersion, Metadata, ScalarString};
 use crate::model::job::{EnvValue, ObjectName, Toleration, Volume};
 use crate::model::target::TargetSpec;
-pub use crate::platform::{DEFAULT_MANAGEMENT_NIC, Fabric, PartialNodeHcas, Platform};
+pub use crate::platform::{Attachment, DEFAULT_MANAGEMENT_NIC, Fabric, PartialNodeHcas, Platform};
 
 /// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -144,9 +144,33 @@ pub struct NetworkSpec {
     /// `none` when the management NIC has no RDMA device.
     #[serde(default)]
     pub management_nic: Option<String>,
-    /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME); in a pod usually eth0.
+    /// The IP interface NCCL bootstraps over (NCCL_SOCKET_IFNAME), as the pod sees it:
+    /// on the cluster network usually eth0, on `attachment: hostNetwork` a host
+    /// interface (one of `hostInterfaces`). Default with an attachment on the cluster
+    /// network: eth0.
     #[serde(default)]
     pub socket_ifname: Option<String>,
+    /// The nodes' own IP interfaces (host netdevs, e.g. `[bond0, ens1f0]`), as
+    /// `rdmagen detect` reads them on a node: what a `hostNetwork` pod sees, and names
+    /// a pod on the cluster network does not have.
+    #[serde(default)]
+    pub host_interfaces: Vec<String>,
+    /// How pods attach to the fabric: `shared` (the RDMA shared device plugin), `sriov`
+    /// (a VF per rail through Multus), `hostdev`, `ipoib`, or `hostNetwork`. Unset:
+    /// the pod requests `rdmaResource` and nothing more.
+    #[serde(default)]
+    pub attachment: Option<Attachment>,
+    /// The RDMA devices of a whole-node pod, in GPU order: each entry a device-plugin
+    /// resource with the Multus network that attaches it; `count: 8` on one entry is
+    /// one pool of VFs standing for 8 rails. A pod on part of a node gets the rails of
+    /// its GPUs.
+    #[serde(default)]
+    pub rails: Vec<Rail>,
+    /// The rails' interface names inside the pod: `auto` (net1..netN, as Multus names
+    /// them in annotation order) or one name per rail, written into the annotation as
+    /// `network@name`.
+    #[serde(default)]
+    pub pod_interfaces: Option<PodInterfaces>,
     /// RoCE GID index (NCCL_IB_GID_INDEX), or "auto" for NCCL's dynamic selection.
     #[serde(default)]
     pub gid_index: Option<GidIndex>,
@@ -175,6 +199,76 @@ pub struct NetworkSpec {
     /// Default: the platform's.
     #[serde(default)]
     pub partial_node_hcas: Option<PartialNodeHcas>,
+}
+
+/// One rail entry: a device-plugin resource, how many of its devices, and the Multus
+/// network (NetworkAttachmentDefinition) that attaches each of them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rail {
+    /// Extended resource of the rail's device, e.g. nvidia.com/rail1 (SR-IOV, one per
+    /// rail), nvidia.com/sriov_rdma (one pool of VFs) or nvidia.com/hostdev.
+    pub resource: String,
+    /// How many rails this entry stands for: each is one device of `resource` and, with
+    /// `network`, one entry of the Multus annotation. Default 1.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub count: u32,
+    /// The Multus network (NetworkAttachmentDefinition) of each device, a DNS-1123
+    /// label. None on `hostNetwork`, or where the device needs no secondary network.
+    #[serde(default)]
+    pub network: Option<String>,
+    /// The network's namespace; default the pod's (Multus reads a name without one in
+    /// the pod's namespace).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The rails' interface names inside the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodInterfaces {
+    /// net1..netN, as Multus names them in annotation order.
+    Auto,
+    /// One name per rail, in rail order.
+    Named(Vec<String>),
+}
+
+impl JsonSchema for PodInterfaces {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PodInterfaces".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`auto` (net1..netN, as Multus names them in annotation order) or one interface name per rail.",
+            "anyOf": [{"const": "auto"}, {"type": "array", "items": {"type": "string"}}]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for PodInterfaces {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(text) if text == "auto" => Ok(PodInterfaces::Auto),
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(name) => Ok(name),
+                    other => Err(serde::de::Error::custom(format!(
+                        "invalid interface name {other}: expected a string"
+                    ))),
+                })
+                .collect::<Result<_, _>>()
+                .map(PodInterfaces::Named),
+            other => Err(serde::de::Error::custom(format!(
+                "invalid podInterfaces {other}: expected `auto` or a list of names"
+            ))),
+        }
+    }
 }
 
 impl NetworkSpec {

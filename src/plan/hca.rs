@@ -33,6 +33,32 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
     }
     let network = &ctx.pool.value.spec.network;
     let all = &network.hcas;
+    if let Some(mode) = network.attachment {
+        if !mode.host_device_names() {
+            ctx.decisions.record(
+                "hcas",
+                "(unset)",
+                format!(
+                    "attachment: {}: the pod has only the devices of its rails, under names the host chose when it made them (not the host's `hcas`); NCCL uses every RDMA device it sees, which are exactly those",
+                    mode.name()
+                ),
+            );
+            return None;
+        }
+        let management = network.management_device();
+        if all.is_empty() && management != "none" {
+            let value = format!("^={management}");
+            ctx.decisions.record(
+                "hcas",
+                &value,
+                format!(
+                    "attachment: {}: the pod sees every HCA of the host under the host's names, the management NIC {management} among them; the pool lists no hcas, so NCCL takes all but that one (`^=` excludes the exact name)",
+                    mode.name()
+                ),
+            );
+            return Some(value);
+        }
+    }
     if all.is_empty() {
         let pool = ctx.pool.value.metadata.name.clone();
         ctx.report(

@@ -1,6 +1,7 @@
 //! Resolve: Job + Pool + platform profile → Plan. Every decision is made here, once,
 //! and recorded with its reason; templates only lay out what the plan holds.
 
+mod attachment;
 mod ctx;
 mod decision;
 pub mod defaults;

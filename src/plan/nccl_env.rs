@@ -8,6 +8,7 @@ use crate::model::job::EnvValue;
 use crate::model::pool::{Fabric, GidIndex};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::EnvVar;
+use crate::plan::attachment;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::rdma::Rdma;
@@ -27,10 +28,15 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             "RDMA is off: NCCL uses sockets, stated explicitly".to_owned(),
         ));
     }
-    let socket = match (&net.socket_ifname, ctx.profile.socket_ifname) {
-        (Some(name), _) => Some((name.clone(), "the pool's bootstrap interface".to_owned())),
-        (None, Some((name, why))) => Some((name.to_owned(), why.to_owned())),
-        (None, None) => None,
+    let socket = match (
+        &net.socket_ifname,
+        ctx.profile.socket_ifname,
+        attachment::default_socket_ifname(net.attachment),
+    ) {
+        (Some(name), _, _) => Some((name.clone(), "the pool's bootstrap interface".to_owned())),
+        (None, Some((name, why)), _) => Some((name.to_owned(), why.to_owned())),
+        (None, None, Some((name, why))) => Some((name.to_owned(), why.to_owned())),
+        (None, None, None) => None,
     };
     from_pool.push((
         "NCCL_SOCKET_IFNAME",

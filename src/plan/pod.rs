@@ -8,6 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::Rule;
 use crate::kubernetes::quantity;
 use crate::model::job::Volume;
+use crate::model::pool::Attachment;
+use crate::multus;
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE};
@@ -30,8 +32,10 @@ pub(super) fn decide(
     let mut resources = BTreeMap::new();
     resources.insert(pool.gpu.resource.clone(), spec.gpus_per_node.to_string());
     let mut capabilities = Vec::new();
-    if let Some((name, count)) = &rdma.resource {
+    for (name, count) in &rdma.resources {
         resources.insert(name.clone(), count.to_string());
+    }
+    if !rdma.resources.is_empty() {
         capabilities.push("IPC_LOCK".to_owned());
         ctx.decisions.record(
             "capabilities",
@@ -167,6 +171,12 @@ pub(super) fn decide(
             }
         }
     }
+    if !rdma.networks.is_empty() {
+        annotations.insert(
+            multus::NETWORKS_ANNOTATION.to_owned(),
+            multus::format(&rdma.networks),
+        );
+    }
     let scheduler_name = pool.scheduler.as_ref().map(|s| s.name.clone());
     if let Some(name) = &scheduler_name {
         let gang = if ctx.target.trainer().is_some() {
@@ -179,7 +189,19 @@ pub(super) fn decide(
         ctx.decisions
             .record("schedulerName", name, format!("the pool's scheduler{gang}"));
     }
-    if spec.host_network {
+    let pool_host_network = pool.network.attachment == Some(Attachment::HostNetwork);
+    let host_network = spec.host_network || pool_host_network;
+    if pool_host_network {
+        ctx.decisions.record(
+            "hostNetwork",
+            "true",
+            format!(
+                "pool `{}` has attachment: hostNetwork: the pod uses the host's interfaces, HCAs and GID table (oci-hpc-oke's hostNetwork guide)",
+                ctx.pool.value.metadata.name
+            ),
+        );
+    }
+    if host_network {
         ctx.decisions.record(
             "dnsPolicy",
             "ClusterFirstWithHostNet",
@@ -236,7 +258,7 @@ pub(super) fn decide(
     if let Some(a) = &ctx.inputs.service_account_name {
         put("serviceAccountName", json!(a.value));
     }
-    if spec.host_network {
+    if host_network {
         put("hostNetwork", json!(true));
         put("dnsPolicy", json!("ClusterFirstWithHostNet"));
     }
@@ -298,8 +320,12 @@ pub(super) fn decide(
     }
     metadata.insert("annotations".to_owned(), json!(annotations));
     let mut template = json!({"metadata": metadata, "spec": pod_spec});
-    let rdma_resource = rdma.resource.as_ref().map(|(name, _)| name.as_str());
-    let owned = overlay::Owned::new(ctx, &template, rdma_resource, owned_queue.as_deref());
+    let rdma_resources: Vec<String> = rdma
+        .resources
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
+    let owned = overlay::Owned::new(ctx, &template, &rdma_resources, owned_queue.as_deref());
     for overlay in ctx.inputs.overlays.clone() {
         overlay::apply(ctx, &mut template, &overlay, &owned);
     }

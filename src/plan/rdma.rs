@@ -3,14 +3,19 @@
 use crate::diagnostics::Rule;
 use crate::model::pool::Fabric;
 use crate::model::rdma_request::{RdmaRequest, RdmaRequestError};
+use crate::multus::Selection;
+use crate::plan::attachment;
 use crate::plan::ctx::Ctx;
 use crate::platform::AutoRdma;
 use crate::yaml::tree::Seg;
 
 pub struct Rdma {
     pub on: bool,
-    /// Extended resource name and count, when RDMA is on.
-    pub resource: Option<(String, u32)>,
+    /// Extended resources and their counts, when RDMA is on: the one RDMA resource, or
+    /// the pool's rails of this pod.
+    pub resources: Vec<(String, u32)>,
+    /// The Multus networks that attach the rails, in rail order (none without rails).
+    pub networks: Vec<Selection>,
 }
 
 const AT: [Seg<'static>; 2] = [Seg::Key("spec"), Seg::Key("rdma")];
@@ -22,7 +27,8 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
     let (gpus, per_node) = (spec.gpus_per_node, ctx.pool.value.spec.gpu.per_node);
     let off = Rdma {
         on: false,
-        resource: None,
+        resources: Vec::new(),
+        networks: Vec::new(),
     };
     let request = match RdmaRequest::parse(&spec.rdma) {
         Ok(r) => r,
@@ -147,9 +153,34 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
     if !on {
         return off;
     }
+    if !ctx.pool.value.spec.network.rails.is_empty() {
+        if let RdmaRequest::Count(_) | RdmaRequest::Typed { .. } = request {
+            ctx.report(
+                Rule::AttachmentShape,
+                format!(
+                    "`{}` asks for a number of RDMA devices, but pool `{pool_name}` lists its rails: a pod gets the rails of its GPUs; write `rdma: on` or `auto`",
+                    spec.rdma.trim()
+                ),
+                &AT,
+            );
+        }
+        let rails = attachment::for_job(ctx);
+        return Rdma {
+            on: true,
+            resources: rails.resources,
+            networks: rails.networks,
+        };
+    }
+    let mode_default = ctx
+        .pool
+        .value
+        .spec
+        .network
+        .attachment
+        .and_then(|a| a.default_resource().map(|name| (a, name)));
 
-    let resource = match &ctx.pool.value.spec.network.rdma_resource {
-        Some(name) => {
+    let resource = match (&ctx.pool.value.spec.network.rdma_resource, mode_default) {
+        (Some(name), _) => {
             ctx.decisions.record(
                 "rdma resource",
                 format!("{name}: {count}"),
@@ -157,7 +188,18 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             );
             name.clone()
         }
-        None => {
+        (None, Some((mode, name))) => {
+            ctx.decisions.record(
+                "rdma resource",
+                format!("{name}: {count}"),
+                format!(
+                    "the Network Operator's resource for attachment: {} (the pool names no rdmaResource; example NicClusterPolicy and pods, network-operator@v26.4.1 example/)",
+                    mode.name()
+                ),
+            );
+            name.to_owned()
+        }
+        (None, None) => {
             let typed = matches!(request, RdmaRequest::Typed { .. });
             let name = if typed {
                 (profile.typed_rdma_resource)(fabric)
@@ -183,6 +225,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
     };
     Rdma {
         on: true,
-        resource: Some((resource, count)),
+        resources: vec![(resource, count)],
+        networks: Vec::new(),
     }
 }

@@ -11,8 +11,8 @@ use crate::plan::ctx::Ctx;
 use crate::plan::decision::Decisions;
 use crate::plan::defaults;
 use crate::plan::{
-    Plan, Replica, RunPolicyPlan, SchedulingPlan, hca, image_build, launcher, nccl_env, pod, rdma,
-    target,
+    Plan, Replica, RunPolicyPlan, SchedulingPlan, attachment, hca, image_build, launcher, nccl_env,
+    pod, rdma, target,
 };
 use crate::platform::{Profile, profile};
 use crate::yaml::tree::Seg;
@@ -340,6 +340,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
         );
     }
     hca::check_pool_names(pool, findings);
+    attachment::check_pool(pool, findings);
 }
 
 /// Target fields that the pool's API does not read, and Trainer releases rdmagen cannot

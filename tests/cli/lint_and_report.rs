@@ -173,7 +173,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("26 job(s) and 4 runtime(s) checked: 0 errors, 1 warning, 3 infos")
+            .contains("31 job(s) and 4 runtime(s) checked: 0 errors, 1 warning, 4 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));

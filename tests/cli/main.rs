@@ -1,6 +1,7 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
 mod actionable_errors;
+mod attachments;
 mod bad_inputs;
 mod budgets;
 mod completions_and_man;

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::diagnostics::{Finding, Rule};
 use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubernetes::job_name;
+use crate::multus;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::Platform;
 use crate::platform::{Profile, is_rdma_resource, profile};
@@ -245,7 +246,14 @@ pub(crate) fn pod_template_rules(
     facts: &ManifestFacts,
 ) -> Vec<Finding> {
     let mut found = names::object_meta(&t.template["metadata"], &format!("{}/metadata", t.at));
-    found.extend(pod_shape(t.spec(), &t.spec_at(), peer, facts));
+    found.extend(multus_devices(t));
+    found.extend(pod_shape(
+        t.spec(),
+        &t.template["metadata"],
+        &t.spec_at(),
+        peer,
+        facts,
+    ));
     found
 }
 
@@ -255,21 +263,33 @@ pub(crate) fn pod_template_rules(
 /// container's NCCL variables, and every container's requests and limits, the
 /// tolerations and the names as the API server validates them (`resources`,
 /// `tolerations`, `names`, also run on each PyTorchJob replica). `pod` is a pod spec at `base` (a JSON Pointer);
-/// `peer` is the name the pods resolve to reach rank 0.
+/// `peer` is the name the pods resolve to reach rank 0; `metadata` is the pod
+/// template's (its Multus annotation says which resources attach secondary networks).
 pub(crate) fn pod_shape(
     pod: &Value,
+    metadata: &Value,
     base: &str,
     peer: &str,
     facts: &ManifestFacts,
 ) -> Vec<Finding> {
     let mut out = Out(Vec::new());
     host_network(&mut out, pod, base, peer);
+    let multus = metadata["annotations"][multus::NETWORKS_ANNOTATION]
+        .as_str()
+        .is_some_and(|v| !v.trim().is_empty());
     let containers = pod["containers"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
     for (i, c) in containers.iter().enumerate() {
-        container_rdma(&mut out, pod, c, &format!("{base}/containers/{i}"), facts);
+        container_rdma(
+            &mut out,
+            pod,
+            c,
+            &format!("{base}/containers/{i}"),
+            facts,
+            multus,
+        );
     }
     out.0.extend(resources::check(pod, base));
     out.0.extend(tolerations::check(pod, base));
@@ -289,8 +309,16 @@ fn host_network(out: &mut Out, pod: &Value, base: &str, peer: &str) {
 
 /// RDMA and IPC_LOCK, /dev/shm and the NCCL variables of container `c` (at `at`) of
 /// `pod`.
-fn container_rdma(out: &mut Out, pod: &Value, c: &Value, at: &str, facts: &ManifestFacts) {
-    let rdma = resources(c).find(|(name, _)| is_rdma_resource(name));
+fn container_rdma(
+    out: &mut Out,
+    pod: &Value,
+    c: &Value,
+    at: &str,
+    facts: &ManifestFacts,
+    multus: bool,
+) {
+    let rdma =
+        resources(c).find(|(name, _)| is_rdma_resource(name) || multus && is_attached_device(name));
     let caps = capabilities(c);
     let privileged = c["securityContext"]["privileged"] == true;
     let ipc_lock = caps.contains(&"IPC_LOCK") || privileged;
@@ -479,6 +507,63 @@ pub(crate) fn quantity(v: &Value) -> Option<i64> {
 /// name NVIDIA's AICR gives it (`nvidia.com/mlnxnics`), AWS EFA, and a DRA resource
 /// claim (AICR's RoCE runtime claims its NICs so). Not enough to call RDMA on (EFA
 /// runs NCCL through its own plugin), only to keep RDG061 quiet.
+/// RDG180: the Multus annotation's entries against the devices the pod's containers
+/// request (limits, where an extended resource must be given), the shared device
+/// plugin's `rdma/` pod slot aside.
+fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
+    let Some(value) = t.template["metadata"]["annotations"][multus::NETWORKS_ANNOTATION].as_str()
+    else {
+        return Vec::new();
+    };
+    // An annotation Multus cannot read is not counted here.
+    let Ok(entries) = multus::parse(value, "default") else {
+        return Vec::new();
+    };
+    let mut devices: Vec<(String, u64)> = Vec::new();
+    for c in t.spec()["containers"].as_array().into_iter().flatten() {
+        for (name, v) in c["resources"]["limits"].as_object().into_iter().flatten() {
+            if is_attached_device(name) && !name.to_ascii_lowercase().starts_with("rdma/") {
+                let n = quantity(v).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+                devices.push((name.clone(), n));
+            }
+        }
+    }
+    let held: u64 = devices.iter().map(|(_, n)| n).sum();
+    if held == 0 || held == entries.len() as u64 {
+        return Vec::new();
+    }
+    let listed = devices
+        .iter()
+        .map(|(name, n)| format!("{name}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Finding::at_pointer(
+        Rule::MultusDeviceMismatch,
+        format!(
+            "{} lists {} network(s), but the pod requests {held} device(s) to attach ({listed}); each network takes one device of its NetworkAttachmentDefinition's resource",
+            multus::NETWORKS_ANNOTATION,
+            entries.len()
+        ),
+        format!(
+            "{}/metadata/annotations/{}",
+            t.at,
+            pointer_segment(multus::NETWORKS_ANNOTATION)
+        ),
+    )]
+}
+
+/// On a pod with Multus networks, a device-plugin resource other than a GPU: SR-IOV
+/// rails are named by the cluster (`nvidia.com/rail1`), and each network entry takes
+/// one device of its NetworkAttachmentDefinition's resource (multus-cni@v4.3.0
+/// pkg/k8sclient/k8sclient.go:306), so such a resource is the pod's attached device.
+fn is_attached_device(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let Some((domain, _)) = lower.split_once('/') else {
+        return false;
+    };
+    !lower.contains("gpu") && !domain.ends_with("kubernetes.io") && !lower.starts_with("hugepages-")
+}
+
 fn other_rdma_device(c: &Value) -> bool {
     let named = resources(c).any(|(name, _)| {
         matches!(

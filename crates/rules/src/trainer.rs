@@ -281,8 +281,14 @@ fn trainer_pod_rules(t: &PodTemplate<'_>, facts: &ManifestFacts) -> Vec<Finding>
 
 /// The pod-level rules of one pod (manifest::pod_shape), without those about the v1
 /// training operator's variables: Trainer sets only the PET_* ones (RDG151).
-fn pod_shape(pod: &Value, base: &str, peer: &str, facts: &ManifestFacts) -> Vec<Finding> {
-    let mut findings = manifest::pod_shape(pod, base, peer, facts);
+fn pod_shape(
+    pod: &Value,
+    metadata: &Value,
+    base: &str,
+    peer: &str,
+    facts: &ManifestFacts,
+) -> Vec<Finding> {
+    let mut findings = manifest::pod_shape(pod, metadata, base, peer, facts);
     findings.retain(|f| f.rule != Rule::OperatorManagedEnv);
     findings
 }
@@ -737,6 +743,7 @@ fn effective_pod_findings(
     let Some((index, original, made)) = trainer_pods(doc, runtime, release.release) else {
         return Vec::new();
     };
+    let (original_meta, made_meta) = (&original["metadata"], &made["metadata"]);
     let (original, pod) = (&original["spec"], &made["spec"]);
     let kept = crd::prune(doc, release.version());
     let job_name = trainer_job(runtime).and_then(|(_, j)| j["name"].as_str());
@@ -750,7 +757,7 @@ fn effective_pod_findings(
     let name = doc["metadata"]["name"].as_str().unwrap_or("<job>");
     let peer = format!("{name}-node-0-0.{name} (PET_MASTER_ADDR)");
     let mut known: BTreeMap<(Rule, String), usize> = BTreeMap::new();
-    for f in pod_shape(original, &base, &peer, facts) {
+    for f in pod_shape(original, original_meta, &base, &peer, facts) {
         *known.entry((f.rule, f.message)).or_default() += 1;
     }
     let runtime_label = format!(
@@ -761,7 +768,7 @@ fn effective_pod_findings(
         doc["spec"]["runtimeRef"]["name"].as_str().unwrap_or("?")
     );
     let mut out = Vec::new();
-    for f in pod_shape(pod, &base, &peer, facts) {
+    for f in pod_shape(pod, made_meta, &base, &peer, facts) {
         if let Some(n) = known.get_mut(&(f.rule, f.message.clone()))
             && *n > 0
         {

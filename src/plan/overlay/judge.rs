@@ -28,8 +28,9 @@ pub(in crate::plan) struct Owned {
     container: &'static str,
     gpu_resource: String,
     gpus_per_node: u32,
-    /// The RDMA resource when RDMA is on; IPC_LOCK is then required too.
-    rdma_resource: Option<String>,
+    /// The RDMA resources when RDMA is on (one, or the pod's rails); IPC_LOCK is then
+    /// required too.
+    rdma_resources: Vec<String>,
     /// The queue of the Volcano annotation, when the plan sets one.
     queue: Option<String>,
     /// Decisions so far, as (topic, value).
@@ -57,7 +58,7 @@ impl Owned {
     pub fn new(
         ctx: &Ctx<'_>,
         built: &Value,
-        rdma_resource: Option<&str>,
+        rdma_resources: &[String],
         queue: Option<&str>,
     ) -> Self {
         Owned {
@@ -65,7 +66,7 @@ impl Owned {
             container: ctx.target.training_container(),
             gpu_resource: ctx.pool.value.spec.gpu.resource.clone(),
             gpus_per_node: ctx.job.value.spec.gpus_per_node,
-            rdma_resource: rdma_resource.map(str::to_owned),
+            rdma_resources: rdma_resources.to_vec(),
             queue: queue.map(str::to_owned),
             decisions: ctx
                 .decisions
@@ -99,7 +100,7 @@ impl Owned {
     }
 
     fn ipc_lock(&self) -> bool {
-        self.rdma_resource.is_some()
+        !self.rdma_resources.is_empty()
     }
 
     fn gpus(&self) -> Owner {
@@ -110,12 +111,12 @@ impl Owned {
     }
 
     fn rdma(&self, name: &str) -> Owner {
-        match &self.rdma_resource {
+        match self.rdma_resources.first() {
             None => Owner {
                 by: self.decision("rdma"),
                 fix: "turn RDMA on with `spec.rdma`".to_owned(),
             },
-            Some(mine) if mine == name => Owner {
+            Some(_) if self.rdma_resources.iter().any(|mine| mine == name) => Owner {
                 by: self.decision("rdma resource"),
                 fix: "ask for a count with `spec.rdma`".to_owned(),
             },
@@ -621,8 +622,7 @@ fn resources(judge: &mut Judge<'_>, item: &Value, at: &[Step]) {
         for (name, value) in theirs {
             let owner = if *name == owned.gpu_resource {
                 owned.gpus()
-            } else if owned.rdma_resource.as_deref() == Some(name.as_str())
-                || is_rdma_resource(name)
+            } else if owned.rdma_resources.iter().any(|mine| mine == name) || is_rdma_resource(name)
             {
                 owned.rdma(name)
             } else {
@@ -831,7 +831,7 @@ mod tests {
             container: "pytorch",
             gpu_resource: "nvidia.com/gpu".to_owned(),
             gpus_per_node: 8,
-            rdma_resource: Some("rdma/hca".to_owned()),
+            rdma_resources: vec!["rdma/hca".to_owned()],
             queue: Some("q1".to_owned()),
             decisions: decisions
                 .iter()
@@ -906,7 +906,7 @@ mod tests {
     #[test]
     fn an_rdma_resource_on_a_job_without_rdma_is_an_error() {
         let mut owned = owned();
-        owned.rdma_resource = None;
+        owned.rdma_resources.clear();
         owned.decisions.retain(|(t, _)| t != "rdma resource");
         owned.decisions[0].1 = "off".to_owned();
         let resources = &mut owned.built["spec"]["containers"][0]["resources"];

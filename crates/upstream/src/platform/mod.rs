@@ -3,11 +3,13 @@
 //! resolve step asks the profile; templates never do.
 
 mod aistudio;
+pub mod attachment;
 mod cce;
 mod cubestudio;
 mod generic;
 mod vocabulary;
 
+pub use attachment::Attachment;
 pub use vocabulary::{DEFAULT_MANAGEMENT_NIC, Fabric, PartialNodeHcas, Platform};
 
 use crate::version::Version;

@@ -1,0 +1,448 @@
+//! Network Operator attachments (issue 24): what a pod on each mode requests, and the
+//! Multus annotation read back as Multus reads it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::support::{rdmagen, root, text};
+
+const NETWORKS: &str = "k8s.v1.cni.cncf.io/networks";
+
+/// One annotation entry as Multus holds it: namespace (the pod's filled in), name, and
+/// the interface asked for.
+#[derive(Debug, PartialEq)]
+struct Entry {
+    namespace: String,
+    name: String,
+    interface: Option<String>,
+}
+
+/// An independent transcription of Multus's reader, kept apart from rdmagen's writer
+/// (`crates/upstream/src/multus.rs`) so that the one does not vouch for the other:
+/// multus-cni@v4.3.0 pkg/k8sclient/k8sclient.go:230-250 (`parsePodNetworkAnnotation`:
+/// JSON when the value holds `[`, `{` or `"`, else split on `,` and trimmed; the pod's
+/// namespace where none is given) and 175-216 (`parsePodNetworkObjectName`: one `/` at
+/// most, one `@` at most, DNS-1123 labels, an interface name of at most 15 bytes with
+/// no `/` or whitespace).
+fn multus_parse(value: &str, pod_namespace: &str) -> Result<Vec<Entry>, String> {
+    if value.is_empty() {
+        return Err("pod annotation does not have \"network\" as key".into());
+    }
+    let label = regex::Regex::new("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").unwrap();
+    let mut out = Vec::new();
+    if value.contains(['[', '{', '"']) {
+        let items: Vec<Value> = serde_json::from_str(value).map_err(|e| e.to_string())?;
+        for item in items {
+            let field = |k: &str| item[k].as_str().unwrap_or("").to_owned();
+            let interface = match field("interface") {
+                i if i.is_empty() => field("interfaceRequest"),
+                i => i,
+            };
+            out.push(Entry {
+                namespace: field("namespace"),
+                name: field("name"),
+                interface: (!interface.is_empty()).then_some(interface),
+            });
+        }
+    } else {
+        for item in value.split(',') {
+            let item = item.trim();
+            let slash: Vec<&str> = item.split('/').collect();
+            let (ns, network) = match slash.len() {
+                2 => (slash[0].trim(), slash[1]),
+                1 => ("", slash[0]),
+                _ => return Err(format!("{item}: Invalid network object (failed at '/')")),
+            };
+            let at: Vec<&str> = network.split('@').collect();
+            let name = at[0].trim();
+            let ifname = match at.len() {
+                1 => "",
+                2 => at[1].trim(),
+                _ => return Err(format!("{item}: Invalid network object (failed at '@')")),
+            };
+            for part in [ns, name] {
+                if !label.is_match(part) && !part.is_empty() {
+                    return Err(format!("mismatch @ '{part}'"));
+                }
+            }
+            if !ifname.is_empty()
+                && (ifname.len() > 15
+                    || ifname.contains(['/', ' ', '\t', '\n', '\x0b', '\x0c', '\r']))
+            {
+                return Err(format!("interface name '{ifname}'"));
+            }
+            out.push(Entry {
+                namespace: ns.to_owned(),
+                name: name.to_owned(),
+                interface: (!ifname.is_empty()).then(|| ifname.to_owned()),
+            });
+        }
+    }
+    for e in &mut out {
+        if e.namespace.is_empty() {
+            e.namespace = pod_namespace.to_owned();
+        }
+    }
+    Ok(out)
+}
+
+fn docs(path: &std::path::Path) -> Vec<Value> {
+    rdmagen::verify::parse(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A pool's rails one per device, in GPU order: (resource, network, namespace).
+fn rails(pool: &Value) -> Vec<(String, Option<String>, Option<String>)> {
+    let mut out = Vec::new();
+    for rail in pool["spec"]["network"]["rails"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let count = rail["count"].as_u64().unwrap_or(1);
+        for _ in 0..count {
+            out.push((
+                rail["resource"].as_str().unwrap().to_owned(),
+                rail["network"].as_str().map(str::to_owned),
+                rail["namespace"].as_str().map(str::to_owned),
+            ));
+        }
+    }
+    out
+}
+
+fn pools_of(example: &str) -> BTreeMap<String, Value> {
+    let mut pools = BTreeMap::new();
+    for entry in std::fs::read_dir(root().join("examples").join(example)).unwrap() {
+        for doc in docs(&entry.unwrap().path()) {
+            if doc["kind"] == "Pool" {
+                pools.insert(doc["metadata"]["name"].as_str().unwrap().to_owned(), doc);
+            }
+        }
+    }
+    pools
+}
+
+fn training(template: &Value) -> &Value {
+    template["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "pytorch")
+        .unwrap()
+}
+
+/// Every golden pod that carries a Multus annotation: each network is one of its pool's
+/// rails, rail by rail in order (namespace as Multus resolves it, the interface the pool
+/// names), and each rail resource is requested and limited exactly as many times as
+/// the annotation lists its networks.
+#[test]
+fn golden_multus_annotations_read_back_rail_by_rail() {
+    let mut pods = 0;
+    let mut examples_seen = Vec::new();
+    for example in crate::support::examples() {
+        let example = example.file_name().unwrap().to_string_lossy().into_owned();
+        let pools = pools_of(&example);
+        let Some(pool) = pools.values().find(|p| !rails(p).is_empty()) else {
+            continue;
+        };
+        assert_eq!(pools.len(), 1, "{example}: one pool per rails example");
+        let all = rails(pool);
+        let interfaces: Vec<String> = pool["spec"]["network"]["podInterfaces"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default();
+        let golden = root().join("golden").join(&example);
+        for entry in walkdir::WalkDir::new(&golden).sort_by_file_name() {
+            let entry = entry.unwrap();
+            if entry.file_name() != "pytorchjob.yaml" {
+                continue;
+            }
+            for doc in docs(entry.path()) {
+                let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
+                for (role, replica) in doc["spec"]["pytorchReplicaSpecs"].as_object().unwrap() {
+                    let template = &replica["template"];
+                    let value = template["metadata"]["annotations"][NETWORKS]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{example} {role}: no {NETWORKS}"));
+                    let entries = multus_parse(value, namespace).unwrap_or_else(|e| {
+                        panic!("{example} {role}: Multus refuses `{value}`: {e}")
+                    });
+                    assert!(
+                        entries.len() <= all.len(),
+                        "{example}: more networks than rails"
+                    );
+                    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+                    for (i, e) in entries.iter().enumerate() {
+                        let (resource, network, rail_ns) = &all[i];
+                        assert_eq!(
+                            Some(&e.name),
+                            network.as_ref(),
+                            "{example} {role} rail {}",
+                            i + 1
+                        );
+                        assert_eq!(
+                            e.namespace,
+                            rail_ns.as_deref().unwrap_or(namespace),
+                            "{example} {role} rail {}: namespace",
+                            i + 1
+                        );
+                        assert_eq!(
+                            e.interface.as_ref(),
+                            interfaces.get(i),
+                            "{example} {role} rail {}",
+                            i + 1
+                        );
+                        *want.entry(resource.as_str()).or_default() += 1;
+                    }
+                    let c = training(template);
+                    for section in ["requests", "limits"] {
+                        let got: BTreeMap<&str, u64> = c["resources"][section]
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .filter(|(name, _)| all.iter().any(|(r, _, _)| r == *name))
+                            .map(|(name, v)| (name.as_str(), v.as_str().unwrap().parse().unwrap()))
+                            .collect();
+                        assert_eq!(
+                            got, want,
+                            "{example} {role} {section}: rail resources against networks"
+                        );
+                    }
+                    pods += 1;
+                }
+            }
+        }
+        examples_seen.push(example);
+    }
+    assert_eq!(
+        examples_seen,
+        [
+            "network-operator-sriov-pool",
+            "network-operator-sriov-rails"
+        ],
+        "the examples with rails"
+    );
+    // sriov-rails: 2 jobs × (Master, Worker); sriov-pool: 1 job × (Master, Worker).
+    assert_eq!(pods, 6);
+}
+
+/// Render `pool` (YAML text) with one job whose spec ends with `job_spec`; return the
+/// rendered documents.
+fn render(pool: &str, job_spec: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let name = pool
+        .lines()
+        .find_map(|l| l.strip_prefix("metadata: {name: "))
+        .and_then(|l| l.strip_suffix('}'))
+        .unwrap()
+        .to_owned();
+    let job = format!(
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j, namespace: team}}\nspec:\n  pool: {name}\n  image: img:1\n  script: t.py\n{job_spec}"
+    );
+    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    rdmagen::verify::parse(&text(&out.stdout)).unwrap()
+}
+
+/// A pool for every attachment mode: the four examples' pools and a host-device and
+/// an IPoIB one.
+fn mode_pools() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = [
+        "network-operator-sriov-rails",
+        "network-operator-sriov-pool",
+        "network-operator-shared",
+        "hostnetwork-roce",
+    ]
+    .iter()
+    .map(|e| {
+        let text =
+            std::fs::read_to_string(root().join("examples").join(e).join("pool.yaml")).unwrap();
+        (e.to_string(), text)
+    })
+    .collect();
+    out.push((
+        "hostdev".to_owned(),
+        "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: hd}\nspec:\n  gpu: {perNode: 8}\n  network:\n    fabric: ib\n    attachment: hostdev\n    rails: [{resource: nvidia.com/hostdev, count: 4, network: hostdev-net}]\n".to_owned(),
+    ));
+    out.push((
+        "ipoib".to_owned(),
+        "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: ipoib}\nspec:\n  gpu: {perNode: 8}\n  network:\n    fabric: ib\n    attachment: ipoib\n    hcas: [mlx5_1, mlx5_2]\n    rails: [{resource: rdma/rdma_shared_device_a, network: example-ipoibnetwork}]\n".to_owned(),
+    ));
+    out
+}
+
+/// A single-node job and an `rdma: off` job on every mode: no RDMA resource (only the
+/// GPUs), no Multus network, no IPC_LOCK, and of NCCL's RDMA variables only
+/// NCCL_IB_DISABLE=1.
+#[test]
+fn rdma_off_pods_get_nothing_of_the_attachment() {
+    for (mode, pool) in mode_pools() {
+        for job in [
+            "  nodes: 1\n  gpusPerNode: 8\n",
+            "  nodes: 2\n  gpusPerNode: 8\n  rdma: off\n",
+        ] {
+            for doc in render(&pool, job) {
+                for (role, replica) in doc["spec"]["pytorchReplicaSpecs"].as_object().unwrap() {
+                    let template = &replica["template"];
+                    let at = format!("{mode} {role} ({})", job.trim().replace('\n', ","));
+                    assert!(
+                        template["metadata"]["annotations"][NETWORKS].is_null(),
+                        "{at}: a Multus network"
+                    );
+                    let c = training(template);
+                    for section in ["requests", "limits"] {
+                        let names: Vec<&String> = c["resources"][section]
+                            .as_object()
+                            .unwrap()
+                            .keys()
+                            .collect();
+                        assert_eq!(names, ["nvidia.com/gpu"], "{at}: {section}");
+                    }
+                    assert!(
+                        c["securityContext"]["capabilities"].is_null(),
+                        "{at}: capabilities"
+                    );
+                    let env: Vec<(String, String)> = c["env"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| {
+                            (
+                                v["name"].as_str().unwrap().to_owned(),
+                                v["value"].as_str().unwrap_or("").to_owned(),
+                            )
+                        })
+                        .filter(|(name, _)| name.starts_with("NCCL_IB") || name == "NCCL_CROSS_NIC")
+                        .collect();
+                    assert_eq!(
+                        env,
+                        [("NCCL_IB_DISABLE".to_owned(), "1".to_owned())],
+                        "{at}: env"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A mode's pool, the resources a pod requests, and its Multus annotation.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
+/// A 2-node × 4-GPU job gets the rails of its GPUs: the first half, in GPU order.
+#[test]
+fn a_job_on_half_of_each_node_gets_the_rails_of_its_gpus() {
+    let pools = mode_pools();
+    let pool = |name: &str| &pools.iter().find(|(m, _)| m == name).unwrap().1;
+    let job = "  nodes: 2\n  gpusPerNode: 4\n";
+    let cases: [Case; 2] = [
+        (
+            "network-operator-sriov-rails",
+            &[
+                ("nvidia.com/gpu", "4"),
+                ("nvidia.com/rail1", "1"),
+                ("nvidia.com/rail2", "1"),
+                ("nvidia.com/rail3", "1"),
+                ("nvidia.com/rail4", "1"),
+            ],
+            "gpu-rail1,gpu-rail2,gpu-rail3,gpu-rail4",
+        ),
+        (
+            "network-operator-sriov-pool",
+            &[("nvidia.com/gpu", "4"), ("nvidia.com/sriov_rdma", "4")],
+            "network-operator/sriov-ib@ib1,network-operator/sriov-ib@ib2,network-operator/sriov-ib@ib3,network-operator/sriov-ib@ib4",
+        ),
+    ];
+    for (mode, resources, networks) in cases {
+        let docs = render(pool(mode), job);
+        assert_eq!(docs.len(), 1);
+        for (role, replica) in docs[0]["spec"]["pytorchReplicaSpecs"].as_object().unwrap() {
+            let template = &replica["template"];
+            assert_eq!(
+                template["metadata"]["annotations"][NETWORKS], *networks,
+                "{mode} {role}"
+            );
+            let want: serde_json::Map<String, Value> = resources
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
+                .collect();
+            let c = training(template);
+            assert_eq!(
+                c["resources"]["requests"],
+                Value::Object(want.clone()),
+                "{mode} {role}"
+            );
+            assert_eq!(
+                c["resources"]["limits"],
+                Value::Object(want),
+                "{mode} {role}"
+            );
+        }
+    }
+}
+
+/// The pod template of the PyTorchJob in `docs`, with what the smoke test adds removed
+/// (its script volume and mount, its command, its NCCL logging variables: src/smoke's
+/// SCRIPT_VOLUME and ADDED_ENV) and the command, which differs between any two jobs.
+fn comparable_pod(docs: &[Value]) -> Value {
+    let job = docs
+        .iter()
+        .find(|d| d["kind"] == "PyTorchJob")
+        .expect("a PyTorchJob");
+    let mut template = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"].clone();
+    let volumes = template["spec"]["volumes"].as_array_mut().unwrap();
+    volumes.retain(|v| v["name"] != rdmagen::smoke::SCRIPT_VOLUME);
+    let containers = template["spec"]["containers"].as_array_mut().unwrap();
+    for c in containers.iter_mut().filter(|c| c["name"] == "pytorch") {
+        let obj = c.as_object_mut().unwrap();
+        obj.remove("command");
+        if let Some(Value::Array(mounts)) = obj.get_mut("volumeMounts") {
+            mounts.retain(|m| m["name"] != rdmagen::smoke::SCRIPT_VOLUME);
+        }
+        if let Some(Value::Array(env)) = obj.get_mut("env") {
+            env.retain(|e| !rdmagen::smoke::ADDED_ENV.contains(&e["name"].as_str().unwrap_or("")));
+            if env.is_empty() {
+                obj.remove("env");
+            }
+        }
+    }
+    template
+}
+
+/// `smoke-test` on each mode's pool gives its pods the template a real whole-node,
+/// two-node job on that pool gets: every rail resource, every Multus network, the
+/// same NCCL variables, hostNetwork where the pool says.
+#[test]
+fn smoke_test_pods_are_a_real_jobs_pods_on_every_mode() {
+    for (mode, pool) in mode_pools() {
+        let dir = tempfile::tempdir().unwrap();
+        let pools = dir.path().join("pools");
+        std::fs::create_dir(&pools).unwrap();
+        std::fs::write(pools.join("pool.yaml"), &pool).unwrap();
+        let name = pool
+            .lines()
+            .find_map(|l| l.strip_prefix("metadata: {name: "))
+            .and_then(|l| l.strip_suffix('}'))
+            .unwrap();
+        let out = rdmagen(&[
+            "smoke-test",
+            "--pool",
+            name,
+            "--pools",
+            pools.to_str().unwrap(),
+            "--image",
+            "img:1",
+        ]);
+        assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
+        let smoke = comparable_pod(&rdmagen::verify::parse(&text(&out.stdout)).unwrap());
+        let real = comparable_pod(&render(&pool, "  nodes: 2\n  gpusPerNode: 8\n"));
+        assert_eq!(smoke, real, "{mode}: smoke-test pod against a real job's");
+        let annotated = !real["metadata"]["annotations"][NETWORKS].is_null();
+        let has_networks = rails(&rdmagen::verify::parse(&pool).unwrap()[0])
+            .iter()
+            .any(|(_, network, _)| network.is_some());
+        assert_eq!(annotated, has_networks, "{mode}: the Multus annotation");
+    }
+}
