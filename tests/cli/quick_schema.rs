@@ -140,7 +140,9 @@ struct Case {
 
 impl Case {
     fn schema(&self) -> &Value {
-        self.quick.pointer(self.at).expect("the schema is in its file")
+        self.quick
+            .pointer(self.at)
+            .expect("the schema is in its file")
     }
 }
 
