@@ -30,6 +30,7 @@ pub const PROFILE: Profile = Profile {
         "eth0",
         "AIStudio's RDMA page: on IB and RoCE, set NCCL_SOCKET_IFNAME=eth0 (seed 000)",
     )),
+    host_interfaces: &[],
     partial_node_hcas: PartialNodeHcas::First,
     operator: None,
     recommends: &["NCCL_ALGO"],

@@ -34,6 +34,7 @@ pub const PROFILE: Profile = Profile {
     owns_qos: false,
     injects_into_pid1: true,
     socket_ifname: None,
+    host_interfaces: &[],
     partial_node_hcas: PartialNodeHcas::First,
     operator: None,
     recommends: &["NCCL_IB_QPS_PER_CONNECTION"],

@@ -18,6 +18,7 @@ pub const PROFILE: Profile = Profile {
     owns_qos: false,
     injects_into_pid1: false,
     socket_ifname: None,
+    host_interfaces: &[],
     partial_node_hcas: PartialNodeHcas::All,
     operator: Some((
         Version::new(1, 6),

@@ -37,6 +37,10 @@ pub struct Profile {
     pub injects_into_pid1: bool,
     /// NCCL_SOCKET_IFNAME when the pool does not name one, and why.
     pub socket_ifname: Option<(&'static str, &'static str)>,
+    /// Netdevs every host of the platform is documented to have, so that a pod on the
+    /// host's network may name them (OCI's GPU shapes bootstrap on the host's `eth0`).
+    /// Empty: unknown, and only the pool's `hostInterfaces` says.
+    pub host_interfaces: &'static [&'static str],
     /// Data NICs of a job on part of a node, when the pool does not say.
     pub partial_node_hcas: PartialNodeHcas,
     /// The training-operator version the platform installs, and the source, when known.
