@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostics::{Findings, Rule};
-use crate::model::pool::{Attachment, PodInterfaces, Rail};
+use crate::model::pool::{Attachment, Fabric, PodInterfaces, Rail};
 use crate::model::{Loaded, PoolDocument};
 use crate::multus::{self, Selection};
 use crate::plan::ctx::Ctx;
@@ -95,6 +95,13 @@ pub fn for_job(ctx: &mut Ctx<'_>) -> Rails {
         )
     };
     ctx.decisions.record("rdma resource", listed, reason);
+    if let (true, Some(why)) = (networks.is_empty(), ctx.profile.rails_without_networks) {
+        ctx.decisions.record(
+            format!("annotation {}", multus::NETWORKS_ANNOTATION),
+            "(none)",
+            why,
+        );
+    }
     if !networks.is_empty() {
         let how = match &network.pod_interfaces {
             Some(PodInterfaces::Named(_)) => {
@@ -145,6 +152,7 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     };
     let attachment = net.attachment;
     let mode = attachment.map_or("(unset)", Attachment::name);
+    let profile = crate::platform::profile(pool.value.spec.platform);
     if !net.rails.is_empty() {
         match attachment {
             None => shape(
@@ -185,6 +193,8 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
                 ),
                 &rail_at("network"),
             ),
+            (None, Some(Attachment::Sriov))
+                if net.fabric == Fabric::Ib && profile.rails_without_networks.is_some() => {}
             (None, Some(Attachment::Sriov | Attachment::Hostdev)) => shape(
                 findings,
                 format!(
@@ -251,17 +261,20 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     }
     if let Some(socket) = &net.socket_ifname {
         let listed = net.host_interfaces.iter().any(|h| h == socket);
+        let platform_has = profile.host_interfaces.contains(&socket.as_str());
         let message = match attachment {
-            Some(Attachment::HostNetwork) if !listed => Some(if net.host_interfaces.is_empty() {
-                format!(
-                    "socketIfname is `{socket}`, but a hostNetwork pod bootstraps on a host interface and the pool names none (hostInterfaces); `rdmagen detect` reads them on a node"
-                )
-            } else {
-                format!(
-                    "socketIfname is `{socket}`, which is not among the host's interfaces ({}): a hostNetwork pod sees only those",
-                    net.host_interfaces.join(", ")
-                )
-            }),
+            Some(Attachment::HostNetwork) if !listed && !platform_has => {
+                Some(if net.host_interfaces.is_empty() {
+                    format!(
+                        "socketIfname is `{socket}`, but a hostNetwork pod bootstraps on a host interface and the pool names none (hostInterfaces); `rdmagen detect` reads them on a node"
+                    )
+                } else {
+                    format!(
+                        "socketIfname is `{socket}`, which is not among the host's interfaces ({}): a hostNetwork pod sees only those",
+                        net.host_interfaces.join(", ")
+                    )
+                })
+            }
             Some(a) if a != Attachment::HostNetwork && listed && socket != POD_NETWORK_IFNAME => {
                 Some(format!(
                     "socketIfname is `{socket}`, one of the host's interfaces; a pod on the cluster network (attachment: {mode}) has eth0 and its rails, not the host's netdevs"

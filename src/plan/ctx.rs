@@ -8,7 +8,7 @@ use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::plan::decision::Decisions;
 use crate::plan::defaults::{Origin, PodInputs};
 use crate::plan::target::Target;
-use crate::platform::Profile;
+use crate::platform::{Profile, Shape};
 use crate::yaml::tree::Seg;
 
 /// What every resolve helper works with.
@@ -48,6 +48,25 @@ impl Ctx<'_> {
             Origin::Pool => self.pool.doc.locate(path),
         };
         self.findings.at(rule, message, at);
+    }
+
+    /// The machine shape of the nodes the job's node selector (the pool's defaults
+    /// folded in) picks, where the platform documents NCCL values for it.
+    pub fn shape(&self) -> Option<&'static Shape> {
+        let selector = self.inputs.node_selector.iter();
+        self.profile
+            .shape(selector.map(|(key, value)| (key.as_str(), value.value.as_str())))
+    }
+
+    /// The shape's reason clause for a value taken from it.
+    pub fn shape_reason(&self, shape: &Shape) -> String {
+        format!(
+            "{}'s NCCL parameters for shape {} (the node selector's {}; {})",
+            self.profile.title,
+            shape.name,
+            self.profile.shape_label.unwrap_or_default(),
+            self.profile.source
+        )
     }
 
     pub fn fabric(&self) -> Fabric {

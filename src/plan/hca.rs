@@ -32,7 +32,21 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
         return None;
     }
     let network = &ctx.pool.value.spec.network;
-    let all = &network.hcas;
+    // The pool's data NICs, else the exact list its platform documents for the shape
+    // (OCI: Oracle's `NCCL_IB_HCA==mlx5_0,...`).
+    let from_shape: Vec<String> = match ctx.shape().and_then(|s| s.value("NCCL_IB_HCA")) {
+        Some(list) if network.hcas.is_empty() => list
+            .trim_start_matches('=')
+            .split(',')
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let all = if from_shape.is_empty() {
+        &network.hcas
+    } else {
+        &from_shape
+    };
     if let Some(mode) = network.attachment {
         if !mode.host_device_names() {
             ctx.decisions.record(
@@ -85,7 +99,14 @@ pub fn for_job(ctx: &mut Ctx<'_>, rdma_on: bool) -> Option<String> {
     let value = nccl_value(chosen);
     // Where the platform sets NCCL_IB_HCA itself, the NIC choice is its own.
     let platform_chooses = ctx.profile.presets(ctx.fabric(), true, "NCCL_IB_HCA");
-    let reason = if !partial {
+    let shape = ctx.shape().filter(|_| !from_shape.is_empty());
+    let reason = if let (false, Some(shape)) = (partial, shape) {
+        format!(
+            "every one of the shape's {} data NICs for a whole node, from {}; `=` so that no name matches longer ones as a prefix",
+            all.len(),
+            ctx.shape_reason(shape)
+        )
+    } else if !partial {
         format!(
             "every one of the pool's {} data NICs for a whole node; `=` so that no name matches longer ones as a prefix",
             all.len()

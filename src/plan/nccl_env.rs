@@ -28,15 +28,21 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             "RDMA is off: NCCL uses sockets, stated explicitly".to_owned(),
         ));
     }
+    let shape = ctx.shape();
+    let shape_reason = shape.map(|s| ctx.shape_reason(s)).unwrap_or_default();
+    // A pool's own value wins; then the shape's, where the platform documents one.
+    let from_shape = |name: &str| shape.and_then(|s| s.value(name)).map(str::to_owned);
     let socket = match (
         &net.socket_ifname,
+        from_shape("NCCL_SOCKET_IFNAME"),
         ctx.profile.socket_ifname,
         attachment::default_socket_ifname(net.attachment),
     ) {
-        (Some(name), _, _) => Some((name.clone(), "the pool's bootstrap interface".to_owned())),
-        (None, Some((name, why)), _) => Some((name.to_owned(), why.to_owned())),
-        (None, None, Some((name, why))) => Some((name.to_owned(), why.to_owned())),
-        (None, None, None) => None,
+        (Some(name), ..) => Some((name.clone(), "the pool's bootstrap interface".to_owned())),
+        (None, Some(name), ..) => Some((name, shape_reason.clone())),
+        (None, None, Some((name, why)), _) => Some((name.to_owned(), why.to_owned())),
+        (None, None, None, Some((name, why))) => Some((name.to_owned(), why.to_owned())),
+        (None, None, None, None) => None,
     };
     from_pool.push((
         "NCCL_SOCKET_IFNAME",
@@ -49,43 +55,56 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             hcas.map(str::to_owned),
             "the data NICs chosen for this job".to_owned(),
         ));
+        let number = |v: Option<u32>| v.map(|n| n.to_string());
+        let or_shape = |name: &'static str, pool: Option<String>, why: &str| match pool {
+            Some(value) => (name, Some(value), why.to_owned()),
+            None => (name, from_shape(name), shape_reason.clone()),
+        };
         let gid = match (fabric, net.gid_index) {
             (Fabric::Roce, Some(GidIndex::Index(i))) => Some(i.to_string()),
             _ => None,
         };
-        from_pool.push((
-            "NCCL_IB_GID_INDEX",
-            gid,
-            "the pool's RoCE GID index".to_owned(),
-        ));
-        let number = |v: Option<u32>| v.map(|n| n.to_string());
-        from_pool.push((
+        let gid = match (fabric, net.gid_index) {
+            // `gidIndex: auto` is the pool's own decision: no shape value over it.
+            (Fabric::Roce, Some(GidIndex::Auto)) => ("NCCL_IB_GID_INDEX", None, String::new()),
+            (Fabric::Roce, _) => or_shape("NCCL_IB_GID_INDEX", gid, "the pool's RoCE GID index"),
+            _ => ("NCCL_IB_GID_INDEX", None, String::new()),
+        };
+        from_pool.push(gid);
+        from_pool.push(or_shape(
             "NCCL_IB_TIMEOUT",
             number(net.ib_timeout),
-            "the pool's ibTimeout".to_owned(),
+            "the pool's ibTimeout",
         ));
-        from_pool.push((
+        from_pool.push(or_shape(
             "NCCL_IB_QPS_PER_CONNECTION",
             number(net.qps_per_connection),
-            "the pool's qpsPerConnection".to_owned(),
+            "the pool's qpsPerConnection",
         ));
-        from_pool.push((
+        from_pool.push(or_shape(
             "NCCL_CROSS_NIC",
             number(net.cross_nic),
-            "the pool's crossNic".to_owned(),
+            "the pool's crossNic",
         ));
         // A platform that owns QoS gets neither (check_pool reports the fields).
         if !ctx.profile.owns_qos {
-            from_pool.push((
+            from_pool.push(or_shape(
                 "NCCL_IB_TC",
                 number(net.traffic_class),
-                "the pool's trafficClass: the fabric's lossless QoS class".to_owned(),
+                "the pool's trafficClass: the fabric's lossless QoS class",
             ));
-            from_pool.push((
+            from_pool.push(or_shape(
                 "NCCL_IB_SL",
                 number(net.service_level),
-                "the pool's serviceLevel".to_owned(),
+                "the pool's serviceLevel",
             ));
+        }
+        // The shape's other tuning, which no pool field holds (OCI: NCCL_CUMEM_ENABLE,
+        // NCCL_IGNORE_CPU_AFFINITY, NCCL_IB_SPLIT_DATA_ON_QPS).
+        for (name, value) in shape.map_or(&[][..], |s| s.nccl) {
+            if !from_pool.iter().any(|(n, ..)| n == name) {
+                from_pool.push((name, Some((*value).to_owned()), shape_reason.clone()));
+            }
         }
     }
     let gid_preset = ctx.profile.presets(fabric, rdma.on, "NCCL_IB_GID_INDEX");
@@ -93,6 +112,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         let nccl = ctx.target_nccl();
         let why = match net.gid_index {
             Some(GidIndex::Index(_)) => None,
+            None if from_shape("NCCL_IB_GID_INDEX").is_some() => None,
             Some(GidIndex::Auto) => Some(format!(
                 "gidIndex: auto leaves the GID to NCCL's dynamic selection (RoCE v2, IPv4), which needs NCCL 2.21 or later; {nccl}"
             )),

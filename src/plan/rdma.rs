@@ -1,7 +1,7 @@
 //! RDMA on or off, and which device-plugin resource to request.
 
 use crate::diagnostics::Rule;
-use crate::model::pool::Fabric;
+use crate::model::pool::{Attachment, Fabric};
 use crate::model::rdma_request::{RdmaRequest, RdmaRequestError};
 use crate::multus::Selection;
 use crate::plan::attachment;
@@ -171,13 +171,14 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             networks: rails.networks,
         };
     }
-    let mode_default = ctx
-        .pool
-        .value
-        .spec
-        .network
-        .attachment
-        .and_then(|a| a.default_resource().map(|name| (a, name)));
+    let attachment = ctx.pool.value.spec.network.attachment;
+    // The platform's name for the shared device plugin's resource (AKS: rdma/shared_ib)
+    // before the Network Operator's example name.
+    let platform_shared = match (attachment, profile.shared_resource) {
+        (Some(Attachment::Shared | Attachment::Ipoib), Some(shared)) => Some(shared),
+        _ => None,
+    };
+    let mode_default = attachment.and_then(|a| a.default_resource().map(|name| (a, name)));
 
     let resource = match (&ctx.pool.value.spec.network.rdma_resource, mode_default) {
         (Some(name), _) => {
@@ -187,6 +188,15 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
                 format!("named by pool `{pool_name}`"),
             );
             name.clone()
+        }
+        (None, _) if platform_shared.is_some() => {
+            let (name, why) = platform_shared.unwrap_or_default();
+            ctx.decisions.record(
+                "rdma resource",
+                format!("{name}: {count}"),
+                format!("{why}; the pool names no rdmaResource"),
+            );
+            name.to_owned()
         }
         (None, Some((mode, name))) => {
             ctx.decisions.record(

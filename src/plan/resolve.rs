@@ -416,6 +416,13 @@ fn check_gid(pool: &Loaded<PoolDocument>, profile: &Profile, findings: &mut Find
     if net.fabric != Fabric::Roce || profile.presets(Fabric::Roce, true, "NCCL_IB_GID_INDEX") {
         return;
     }
+    // A shape the platform documents an index for (OCI: 3) decides it where the pool
+    // does not.
+    let selector = spec.job_defaults.node_selector.iter();
+    let shape = profile.shape(selector.map(|(k, v)| (k.as_str(), v.as_str())));
+    if net.gid_index.is_none() && shape.is_some_and(|s| s.value("NCCL_IB_GID_INDEX").is_some()) {
+        return;
+    }
     let nccl = spec.target.nccl;
     let old = nccl.filter(|v| *v < DYNAMIC_GID_NCCL);
     let name = &pool.value.metadata.name;

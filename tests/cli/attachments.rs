@@ -143,10 +143,16 @@ fn golden_multus_annotations_read_back_rail_by_rail() {
     for example in crate::support::examples() {
         let example = example.file_name().unwrap().to_string_lossy().into_owned();
         let pools = pools_of(&example);
-        let Some(pool) = pools.values().find(|p| !rails(p).is_empty()) else {
+        // Rails attached through Multus (AKS's InfiniBand rails take no network).
+        let networked = |p: &&Value| rails(p).iter().any(|(_, network, _)| network.is_some());
+        let Some(pool) = pools.values().find(networked) else {
             continue;
         };
-        assert_eq!(pools.len(), 1, "{example}: one pool per rails example");
+        assert_eq!(
+            pools.len(),
+            1,
+            "{example}: one pool per Multus rails example"
+        );
         let all = rails(pool);
         let interfaces: Vec<String> = pool["spec"]["network"]["podInterfaces"]
             .as_array()
@@ -263,6 +269,13 @@ fn mode_pools() -> Vec<(String, String)> {
         (e.to_string(), text)
     })
     .collect();
+    // The platform profiles: OCI on the host's network, and AKS's two device plugins.
+    let oci = root().join("examples/oci-roce-hostnetwork/pool.yaml");
+    out.push(("oci".to_owned(), std::fs::read_to_string(oci).unwrap()));
+    let aks = std::fs::read_to_string(root().join("examples/aks-ib/pools.yaml")).unwrap();
+    for (i, pool) in aks.split("\n---\n").enumerate() {
+        out.push((format!("aks pool {}", i + 1), pool.to_owned()));
+    }
     out.push((
         "hostdev".to_owned(),
         "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: hd}\nspec:\n  gpu: {perNode: 8}\n  network:\n    fabric: ib\n    attachment: hostdev\n    rails: [{resource: nvidia.com/hostdev, count: 4, network: hostdev-net}]\n".to_owned(),
@@ -445,4 +458,143 @@ fn smoke_test_pods_are_a_real_jobs_pods_on_every_mode() {
             .any(|(_, network, _)| network.is_some());
         assert_eq!(annotated, has_networks, "{mode}: the Multus annotation");
     }
+}
+
+/// `validate` of `pool` with a two-node, whole-node job: the rule IDs of its findings.
+fn validate_rules(pool: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: j}\nspec:\n  pool: p\n  image: img:1\n  script: t.py\n  nodes: 2\n  gpusPerNode: 8\n";
+    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let out = rdmagen(&["validate", dir.path().to_str().unwrap(), "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The env of the first pod's training container, as name → value.
+fn env_of(docs: &[Value]) -> BTreeMap<String, String> {
+    let master = &docs[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"];
+    training(master)["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let value = e["value"].as_str().unwrap_or_default().to_owned();
+            (e["name"].as_str().unwrap().to_owned(), value)
+        })
+        .collect()
+}
+
+/// OCI: Oracle's values for the shape the node selector names, where the pool sets
+/// none; the pool's own values win; a shape Oracle lists no values for gets none of
+/// them, and the pool is then asked for its GID decision (RDG052) as anywhere else.
+#[test]
+fn oci_writes_oracles_values_for_the_pools_shape() {
+    let pool =
+        std::fs::read_to_string(root().join("examples/oci-roce-hostnetwork/pool.yaml")).unwrap();
+    let env = env_of(&render(&pool, "  nodes: 2\n  gpusPerNode: 8\n"));
+    for (name, value) in [
+        ("NCCL_IB_GID_INDEX", "3"),
+        ("NCCL_IB_TC", "41"),
+        ("NCCL_IB_SL", "0"),
+        ("NCCL_IB_TIMEOUT", "22"),
+        ("NCCL_SOCKET_IFNAME", "eth0"),
+        ("NCCL_CUMEM_ENABLE", "0"),
+        ("NCCL_IGNORE_CPU_AFFINITY", "1"),
+        ("NCCL_IB_SPLIT_DATA_ON_QPS", "0"),
+        (
+            "NCCL_IB_HCA",
+            "=mlx5_0,mlx5_1,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7,mlx5_8,mlx5_9,mlx5_10,mlx5_12,mlx5_13,mlx5_14,mlx5_15,mlx5_16,mlx5_17",
+        ),
+    ] {
+        assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
+    }
+    assert_eq!(
+        validate_rules(&pool.replace("oke-h100-roce", "p")),
+        Vec::<String>::new()
+    );
+
+    let own = pool.replace(
+        "    rdmaResource:",
+        "    gidIndex: 5\n    trafficClass: 106\n    hcas: [mlx5_1, mlx5_2]\n    socketIfname: eth0\n    rdmaResource:",
+    );
+    let env = env_of(&render(&own, "  nodes: 2\n  gpusPerNode: 8\n"));
+    assert_eq!(env["NCCL_IB_GID_INDEX"], "5");
+    assert_eq!(env["NCCL_IB_TC"], "106");
+    assert_eq!(env["NCCL_IB_HCA"], "=mlx5_1,mlx5_2");
+    assert_eq!(
+        env["NCCL_IB_TIMEOUT"], "22",
+        "the shape's, where the pool sets none"
+    );
+
+    let unknown = pool.replace("BM.GPU.H100.8", "BM.GPU.X.8");
+    let env = env_of(&render(&unknown, "  nodes: 2\n  gpusPerNode: 8\n"));
+    for name in ["NCCL_IB_TC", "NCCL_IB_GID_INDEX", "NCCL_CUMEM_ENABLE"] {
+        assert!(!env.contains_key(name), "{name} without a known shape");
+    }
+    // hostNetwork's own default: every host HCA but the management NIC.
+    assert_eq!(env["NCCL_IB_HCA"], "^=mlx5_0");
+    assert!(validate_rules(&unknown.replace("oke-h100-roce", "p")).contains(&"RDG052".to_owned()));
+}
+
+/// A hostNetwork pod bootstraps on a host interface: `eth0` is one only where the
+/// pool lists it among the host's interfaces or the platform documents it (OCI).
+#[test]
+fn a_hostnetwork_pool_on_eth0_needs_a_host_that_has_it() {
+    let pool = |platform: &str| {
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  platform: {platform}\n  gpu: {{perNode: 8}}\n  network:\n    fabric: roce\n    attachment: hostNetwork\n    socketIfname: eth0\n    gidIndex: 3\n    hcas: [mlx5_1]\n"
+        )
+    };
+    assert!(validate_rules(&pool("generic")).contains(&"RDG177".to_owned()));
+    assert!(!validate_rules(&pool("oci")).contains(&"RDG177".to_owned()));
+    let listed = pool("generic").replace(
+        "    socketIfname",
+        "    hostInterfaces: [eth0]\n    socketIfname",
+    );
+    assert!(!validate_rules(&listed).contains(&"RDG177".to_owned()));
+}
+
+/// Rails without a Multus network: AKS documents them for InfiniBand (`rdma/ib`, no
+/// Multus); elsewhere, and on RoCE, an SR-IOV device reaches the pod only through its
+/// network (RDG179).
+#[test]
+fn rails_without_networks_only_where_the_platform_documents_them() {
+    let pool = |platform: &str, fabric: &str| {
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  platform: {platform}\n  gpu: {{perNode: 8}}\n  network:\n    fabric: {fabric}\n    attachment: sriov\n    gidIndex: auto\n    rails: [{{resource: rdma/ib, count: 8}}]\n  target: {{nccl: \"2.21\"}}\n"
+        )
+    };
+    assert_eq!(validate_rules(&pool("aks", "ib")), Vec::<String>::new());
+    assert!(validate_rules(&pool("generic", "ib")).contains(&"RDG179".to_owned()));
+    assert!(validate_rules(&pool("aks", "roce")).contains(&"RDG179".to_owned()));
+    let docs = render(
+        &pool("aks", "ib")
+            .replace("name: p", "name: q")
+            .replace("pool: p", "pool: q"),
+        "  nodes: 2\n  gpusPerNode: 8\n",
+    );
+    let c = training(&docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]);
+    assert_eq!(c["resources"]["limits"]["rdma/ib"], "8");
+    assert!(
+        docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
+            [NETWORKS]
+            .is_null()
+    );
+}
+
+/// AKS's shared device plugin: `rdma/shared_ib: 1` where the pool names no resource.
+#[test]
+fn aks_shared_pods_request_its_shared_resource() {
+    let pools = std::fs::read_to_string(root().join("examples/aks-ib/pools.yaml")).unwrap();
+    let shared = pools.split("\n---\n").next().unwrap();
+    let docs = render(shared, "  nodes: 2\n  gpusPerNode: 8\n");
+    let c = training(&docs[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]);
+    assert_eq!(c["resources"]["requests"]["rdma/shared_ib"], "1");
+    assert_eq!(c["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
 }

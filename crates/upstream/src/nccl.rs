@@ -320,7 +320,11 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
         return out;
     }
     let management = facts.management_nic.unwrap_or(DEFAULT_MANAGEMENT_NIC);
-    if names.contains(&management) {
+    // A list the platform documents for a machine shape names data NICs, whatever
+    // their numbers (OCI's BM.GPU.H100.8 list starts at mlx5_0).
+    // Such a list is recognised whichever platform lint was told.
+    let documented = crate::platform::documented_hca_list(v).is_some();
+    if names.contains(&management) && !documented {
         out.push(problem(
             Rule::HcaManagementNic,
             format!("NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC"),

@@ -19,6 +19,10 @@ pub const PROFILE: Profile = Profile {
     injects_into_pid1: false,
     socket_ifname: None,
     host_interfaces: &[],
+    shared_resource: None,
+    rails_without_networks: None,
+    shape_label: None,
+    shapes: &[],
     partial_node_hcas: PartialNodeHcas::All,
     operator: Some((
         Version::new(1, 6),

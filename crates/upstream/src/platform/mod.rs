@@ -3,10 +3,12 @@
 //! resolve step asks the profile; templates never do.
 
 mod aistudio;
+mod aks;
 pub mod attachment;
 mod cce;
 mod cubestudio;
 mod generic;
+mod oci;
 mod vocabulary;
 
 pub use attachment::Attachment;
@@ -41,6 +43,17 @@ pub struct Profile {
     /// host's network may name them (OCI's GPU shapes bootstrap on the host's `eth0`).
     /// Empty: unknown, and only the pool's `hostInterfaces` says.
     pub host_interfaces: &'static [&'static str],
+    /// The shared device plugin's resource on this platform, and why, where it is not
+    /// the Network Operator's example name (`attachment: shared`, `ipoib`).
+    pub shared_resource: Option<(&'static str, &'static str)>,
+    /// Why rails may name no Multus network on InfiniBand, where the platform documents
+    /// that its device plugin's devices reach the pod without one.
+    pub rails_without_networks: Option<&'static str>,
+    /// The node label that names a node's machine shape, read from the pool's
+    /// `jobDefaults.nodeSelector` to find its [`Shape`].
+    pub shape_label: Option<&'static str>,
+    /// NCCL values the platform documents per machine shape.
+    pub shapes: &'static [Shape],
     /// Data NICs of a job on part of a node, when the pool does not say.
     pub partial_node_hcas: PartialNodeHcas,
     /// The training-operator version the platform installs, and the source, when known.
@@ -49,6 +62,24 @@ pub struct Profile {
     pub recommends: &'static [&'static str],
     /// Why these presets and names: the fact and its source, printed by `--explain`.
     pub source: &'static str,
+}
+
+/// A machine shape and the NCCL values its platform documents for it.
+#[derive(Debug)]
+pub struct Shape {
+    pub name: &'static str,
+    /// Variable and value, as the platform writes them.
+    pub nccl: &'static [(&'static str, &'static str)],
+}
+
+impl Shape {
+    /// The value the shape gives `variable`, if any.
+    pub fn value(&self, variable: &str) -> Option<&'static str> {
+        self.nccl
+            .iter()
+            .find(|(name, _)| *name == variable)
+            .map(|(_, value)| *value)
+    }
 }
 
 /// When `rdma: auto` means on. A single node never gets RDMA from `auto` (seed 001: RDMA
@@ -67,6 +98,8 @@ pub fn profile(platform: Platform) -> &'static Profile {
         Platform::Aistudio => &aistudio::PROFILE,
         Platform::Cubestudio => &cubestudio::PROFILE,
         Platform::Cce => &cce::PROFILE,
+        Platform::Aks => &aks::PROFILE,
+        Platform::Oci => &oci::PROFILE,
     }
 }
 
@@ -83,6 +116,19 @@ fn always_hca(_: Fabric) -> &'static str {
     "rdma/hca"
 }
 
+/// The platform and machine shape that document `value` as their exact NCCL_IB_HCA
+/// list, if one does.
+pub fn documented_hca_list(value: &str) -> Option<(&'static Profile, &'static Shape)> {
+    let platforms = <Platform as clap::ValueEnum>::value_variants();
+    platforms.iter().map(|p| profile(*p)).find_map(|p| {
+        let shape = p
+            .shapes
+            .iter()
+            .find(|s| s.value("NCCL_IB_HCA") == Some(value))?;
+        Some((p, shape))
+    })
+}
+
 /// Device-plugin resources that hand out RDMA devices: rdma/* (shared and legacy
 /// plugins), SR-IOV pools with `rdma` in the name, NVIDIA's hostdev pool.
 pub fn is_rdma_resource(name: &str) -> bool {
@@ -95,6 +141,17 @@ fn no_presets(_: Fabric, _: bool) -> &'static [&'static str] {
 }
 
 impl Profile {
+    /// The shape the nodes `node_selector` picks have, when the platform documents
+    /// values for it: None without a shape label, or for a shape it does not list.
+    pub fn shape<'a>(
+        &self,
+        mut node_selector: impl Iterator<Item = (&'a str, &'a str)>,
+    ) -> Option<&'static Shape> {
+        let label = self.shape_label?;
+        let (_, name) = node_selector.find(|(key, _)| *key == label)?;
+        self.shapes.iter().find(|s| s.name == name)
+    }
+
     pub fn presets_for(&self, fabric: Fabric, rdma_on: bool) -> &'static [&'static str] {
         (self.presets)(fabric, rdma_on)
     }

@@ -20,6 +20,12 @@ pub enum Platform {
     Cubestudio,
     /// Baidu CCE: injects its NCCL variables into PID 1 unless the YAML declares them.
     Cce,
+    /// Azure AKS with InfiniBand (ND-series): the Network Operator's `rdma/shared_ib`
+    /// (shared) or `rdma/ib` (SR-IOV device plugin, one per NIC, no Multus).
+    Aks,
+    /// Oracle OKE RoCE on bare-metal GPU shapes: Oracle's NCCL parameters per shape
+    /// (read from the pool's `node.kubernetes.io/instance-type` node selector).
+    Oci,
 }
 
 impl Platform {
@@ -30,6 +36,8 @@ impl Platform {
             Platform::Aistudio => "aistudio",
             Platform::Cubestudio => "cubestudio",
             Platform::Cce => "cce",
+            Platform::Aks => "aks",
+            Platform::Oci => "oci",
         }
     }
 }
