@@ -398,10 +398,11 @@ fn non_root_user(pod: &Value, c: &Value, at: &str) -> Option<(String, String)> {
         let pod_wide = &pod["securityContext"][key];
         (!pod_wide.is_null()).then(|| (pod_wide, format!("{}/securityContext/{key}", base_of(at))))
     };
-    if let Some((v, pointer)) = field("runAsUser")
-        && v.as_i64() != Some(0)
-    {
-        return Some((format!("uid {}", escape::cut(&v.to_string(), 40)), pointer));
+    if let Some((v, pointer)) = field("runAsUser") {
+        // uid 0 holds IPC_LOCK; beside runAsNonRoot: true the kubelet refuses to start
+        // the container, which is another problem than this one.
+        return (v.as_i64() != Some(0))
+            .then(|| (format!("uid {}", escape::cut(&v.to_string(), 40)), pointer));
     }
     match field("runAsNonRoot") {
         Some((v, pointer)) if *v == true => Some(("runAsNonRoot: true".to_owned(), pointer)),
