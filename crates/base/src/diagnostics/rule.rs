@@ -248,7 +248,7 @@ rules! {
         "mlx5_0 is usually the TCP management NIC; NCCL_IB_HCA lists only RDMA data NICs (8-GPU RoCE: mlx5_1..mlx5_8). If mlx5_0 carries data on these nodes, set the pool's `managementNic` to the real one.";
     HcaPrefixAmbiguous "RDG044" Warning false,
         "NCCL_IB_HCA names devices without `=`, so NCCL matches them as prefixes", NCCL_DOCS,
-        "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19, whether the list names them or not (a storage NIC, say). The NCCL docs recommend always adding the `=`.";
+        "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19, whether the list names them or not (a storage NIC, say). The NCCL docs recommend always adding the `=`. A bare Mellanox driver name (`mlx5`, `mlx4`) is not reported: it is meant as the prefix of every `mlx5_<k>`, the value for pods whose VF names are not predictable (RDG178).";
     NcclSyntax "RDG045" Error false,
         "an NCCL variable's value is not in the syntax NCCL accepts", NCCL_DOCS,
         "NCCL_DEBUG is VERSION, WARN, INFO, TRACE or ABORT; NCCL_ALGO and NCCL_PROTO are lists with an optional `^`, or since 2.24 `;`-separated `function:list` items; NCCL_SOCKET_IFNAME is `[^][=]prefix,...`; NCCL_IB_HCA is `[^][=]device[:port],...`. NCCL rejects an unknown ALGO/PROTO token and fails.";
