@@ -204,7 +204,7 @@ fn overlay_location(
 }
 
 /// Where the input wrote the user a RDG182 finding is about (`runAsUser` or
-/// `runAsNonRoot`, the pointer's last segment): the job's `securityContext`, else the
+/// `runAsNonRoot`): the job's `securityContext`, else the
 /// pod-wide one of the job's podTemplate, else the pool's. None when none of them
 /// sets it (a user's template wrote it): the finding stays at the job.
 fn run_as_location(
@@ -215,7 +215,22 @@ fn run_as_location(
     if finding.rule != Rule::IpcLockNonRoot {
         return None;
     }
-    let key = finding.pointer.as_deref()?.rsplit('/').next()?;
+    // A TrainJob's finding points at the patch that brought the user, not the field:
+    // then either field may be the one.
+    let last = finding.pointer.as_deref()?.rsplit('/').next()?;
+    let keys: &[&str] = match last {
+        "runAsUser" | "runAsNonRoot" => &[last],
+        _ => &["runAsUser", "runAsNonRoot"],
+    };
+    keys.iter().find_map(|key| run_as_field(key, job, pool))
+}
+
+/// The first input of [`run_as_location`]'s order that sets `key`.
+fn run_as_field(
+    key: &str,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+) -> Option<Location> {
     let job_spec = &job.value.spec;
     let candidates: [(&Document, Vec<Seg<'_>>, Option<&Value>); 3] = [
         (

@@ -233,3 +233,31 @@ fn a_non_root_user_beside_ipc_lock_is_warned_on_render() {
     let found = findings(&pool, &job("  securityContext: {runAsUser: 0}\n"));
     assert_eq!(found, []);
 }
+
+/// The same on Kubeflow Trainer: the user reaches the pods through the TrainJob's
+/// runtime patch, and the finding is placed at the job's field that set it.
+#[test]
+fn a_non_root_user_beside_ipc_lock_is_warned_on_a_trainer_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs =
+        std::fs::read_to_string(crate::support::root().join("examples/trainer-v2-roce/jobs.yaml"))
+            .unwrap()
+            .replacen(
+                "  gpusPerNode: 8\n",
+                "  gpusPerNode: 8\n  securityContext: {runAsUser: 1000}\n",
+                1,
+            );
+    let jobs = write(dir.path(), "jobs.yaml", &jobs);
+    let pool = crate::support::root().join("examples/trainer-v2-roce/pool.yaml");
+    let out = rdmagen(&["render", &jobs, pool.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_str(&text(&out.stderr)).unwrap();
+    let found: Vec<(&str, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "RDG182")
+        .map(|f| (f["file"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(found, [(jobs.as_str(), 17)]);
+}
