@@ -34,6 +34,7 @@ pub(super) fn render_one(
             p.message = format!("rendered {file}: {}", p.message);
             let input = overlay_location(&p, plan, job, pool)
                 .or_else(|| toleration_location(&p, plan, job, pool))
+                .or_else(|| run_as_location(&p, job, pool))
                 .or_else(|| name_location::written(&p, text, &[&job.doc, &pool.doc]));
             p.location = Some(input.unwrap_or_else(|| at.clone()));
             findings.add(p);
@@ -200,6 +201,82 @@ fn overlay_location(
         ]);
         Some(doc.locate(&path))
     })
+}
+
+/// Where the input wrote the user a RDG182 finding is about (`runAsUser` or
+/// `runAsNonRoot`): the job's `securityContext`, else the
+/// pod-wide one of the job's podTemplate, else the pool's. None when none of them
+/// sets it (a user's template wrote it): the finding stays at the job.
+fn run_as_location(
+    finding: &Finding,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+) -> Option<Location> {
+    if finding.rule != Rule::IpcLockNonRoot {
+        return None;
+    }
+    // A TrainJob's finding points at the patch that brought the user, not the field:
+    // then either field may be the one.
+    let last = finding.pointer.as_deref()?.rsplit('/').next()?;
+    let keys: &[&str] = match last {
+        "runAsUser" | "runAsNonRoot" => &[last],
+        _ => &["runAsUser", "runAsNonRoot"],
+    };
+    keys.iter().find_map(|key| run_as_field(key, job, pool))
+}
+
+/// The first input of [`run_as_location`]'s order that sets `key`.
+fn run_as_field(
+    key: &str,
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+) -> Option<Location> {
+    let job_spec = &job.value.spec;
+    let candidates: [(&Document, Vec<Seg<'_>>, Option<&Value>); 3] = [
+        (
+            &job.doc,
+            vec![Seg::Key("spec"), Seg::Key("securityContext"), Seg::Key(key)],
+            job_spec
+                .security_context
+                .as_ref()
+                .and_then(|sc| sc.get(key)),
+        ),
+        (
+            &job.doc,
+            vec![
+                Seg::Key("spec"),
+                Seg::Key("podTemplate"),
+                Seg::Key("spec"),
+                Seg::Key("securityContext"),
+                Seg::Key(key),
+            ],
+            job_spec
+                .pod_template
+                .as_ref()
+                .and_then(|t| t["spec"]["securityContext"].get(key)),
+        ),
+        (
+            &pool.doc,
+            vec![
+                Seg::Key("spec"),
+                Seg::Key("jobDefaults"),
+                Seg::Key("podTemplate"),
+                Seg::Key("spec"),
+                Seg::Key("securityContext"),
+                Seg::Key(key),
+            ],
+            pool.value
+                .spec
+                .job_defaults
+                .pod_template
+                .as_ref()
+                .and_then(|t| t["spec"]["securityContext"].get(key)),
+        ),
+    ];
+    candidates
+        .into_iter()
+        .find(|(_, _, set)| set.is_some())
+        .map(|(doc, path, _)| doc.locate(&path))
 }
 
 /// Where the input wrote the toleration a RDG165 finding is about: the first of the

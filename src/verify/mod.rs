@@ -100,10 +100,15 @@ impl Verifier {
             operator: plan.target.generation(),
             platform: Some(plan.target.platform),
         };
+        // Master and Worker are one pod as far as a rendered warning goes: say it once.
+        let mut warned = std::collections::HashSet::new();
         problems.extend(
             manifest::check(doc, &facts)
                 .into_iter()
-                .filter(|p| p.rule.info().severity == Severity::Error)
+                .filter(|p| {
+                    p.rule.info().severity == Severity::Error
+                        || RENDERED_WARNINGS.contains(&p.rule) && warned.insert(p.message.clone())
+                })
                 .map(|p| {
                     let pointer = p.pointer.unwrap_or_default();
                     let message = format!("{}: {}", path_or_root(&pointer), p.message);
@@ -386,8 +391,14 @@ impl Default for Verifier {
     }
 }
 
-/// The error-level findings `lint` makes about document `index` of `docs` (rendered
-/// Trainer objects), each message starting with its path in the document.
+/// Warnings `lint` would make of a rendered pod that no decision of the plan covers,
+/// so render makes them too: the job's or the pool's runAsUser beside the IPC_LOCK
+/// rdmagen adds (RDG182). Other warnings are about values the plan chose and already
+/// judged at their input.
+const RENDERED_WARNINGS: &[Rule] = &[Rule::IpcLockNonRoot];
+
+/// The error-level findings (and [`RENDERED_WARNINGS`]) `lint` makes about document
+/// `index` of `docs` (rendered Trainer objects), each message starting with its path in the document.
 fn trainer_errors(
     docs: &[Value],
     index: usize,
@@ -403,7 +414,11 @@ fn trainer_errors(
     ];
     trainer::check_all(docs, trainer::TrainerRelease::given(release), facts)
         .into_iter()
-        .filter(|(i, f)| *i == index && f.rule.info().severity == Severity::Error)
+        .filter(|(i, f)| {
+            *i == index
+                && (f.rule.info().severity == Severity::Error
+                    || RENDERED_WARNINGS.contains(&f.rule))
+        })
         .filter(|(_, f)| !decided.contains(&f.rule))
         .map(|(_, p)| {
             let pointer = p.pointer.unwrap_or_default();

@@ -62,7 +62,8 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
         ended(&with_stdin(&root(), &args, &helm)),
         (
             Some(0),
-            "train/templates/pytorchjob.yaml:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n".to_owned(),
+            // The chart's RDMA pod has no Istio opt-out: RDG181, an info.
+            "train/templates/pytorchjob.yaml:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\ntrain/templates/pytorchjob.yaml:38:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
             String::new()
         )
     );
@@ -70,7 +71,7 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
     let out = with_stdin(&root(), &["lint", "-", "--format", "github"], &helm);
     assert_eq!(
         text(&out.stdout),
-        "::notice file=<stdin>,line=29,col=15,title=RDG035 the command runs through `sh -c`::processes started through `sh -c` may not inherit variables a platform injects into PID 1\n"
+        "::notice file=<stdin>,line=29,col=15,title=RDG035 the command runs through `sh -c`::processes started through `sh -c` may not inherit variables a platform injects into PID 1\n::notice file=<stdin>,line=38,col=19,title=RDG181 an RDMA pod does not opt out of Istio's sidecar injection::the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
     );
 }
 
@@ -87,7 +88,7 @@ fn the_stdin_filename_is_escaped_like_any_file_name() {
     ];
     assert_eq!(
         text(&with_stdin(&root(), &args, &helm).stdout),
-        "chart\\u{1b}[31m\\n::error::x:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n"
+        "chart\\u{1b}[31m\\n::error::x:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\nchart\\u{1b}[31m\\n::error::x:38:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
     );
 }
 
@@ -99,7 +100,8 @@ fn a_kubectl_list_piped_to_lint_is_linted_item_by_item() {
         ended(&out),
         (
             Some(0),
-            "<stdin>:25:19: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n".to_owned(),
+            // The listed RDMA pod has no Istio opt-out: RDG181, an info.
+            "<stdin>:25:19: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n<stdin>:34:23: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
             String::new()
         )
     );
@@ -281,7 +283,7 @@ fn tree_with_a_manifest() -> tempfile::TempDir {
     dir
 }
 
-const FINDING_A: &str = ":18:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n";
+const FINDING_A: &str = ":19:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n";
 
 #[test]
 fn symlinks_inside_the_tree_are_followed_and_read_once() {
@@ -631,7 +633,7 @@ fn image_check_reads_heredoc_scripts_and_keeps_line_numbers() {
     ]);
     assert_eq!(
         ended(&out),
-        (Some(0), "tests/inputs/heredoc.Dockerfile:18:1: warning[RDG044]: `mlx5` also selects mlx50..mlx59 and longer names if the node has them, a storage NIC say (NCCL matches prefixes); write `=mlx5` for exact names\ntests/inputs/heredoc.Dockerfile:18:1: warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5; env in the pod overrides it, but where the pod leaves NCCL_IB_HCA unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands\n".to_owned(), String::new())
+        (Some(0), "tests/inputs/heredoc.Dockerfile:18:1: warning[RDG080]: the image bakes in NCCL_IB_HCA=mlx5; env in the pod overrides it, but where the pod leaves NCCL_IB_HCA unset (rdmagen does on purpose, e.g. for a platform preset, `gidIndex: auto` or an NCCL default) the image's value stands\n".to_owned(), String::new())
     );
     // The same packages written to a file by `cat <<EOF` install nothing.
     let dir = tempfile::tempdir().unwrap();

@@ -107,7 +107,7 @@ fn traffic_class_and_pid1_injection_are_named_only_on_their_platform() {
     let fixture = "tests/lint/traffic-class.yaml";
     let generic =
         "processes started through `sh -c` may not inherit variables a platform injects into PID 1";
-    let shell = |message: &str| ("RDG035".to_owned(), 18, message.to_owned());
+    let shell = |message: &str| ("RDG035".to_owned(), 19, message.to_owned());
     assert_eq!(lint(&[fixture]), (Some(0), vec![shell(generic)]));
     assert_eq!(
         lint(&[fixture, "--platform", "generic"]),
@@ -121,7 +121,7 @@ fn traffic_class_and_pid1_injection_are_named_only_on_their_platform() {
                 shell(generic),
                 (
                     "RDG020".to_owned(),
-                    20,
+                    21,
                     "NCCL_IB_TC must match the switches' QoS setup, which AIStudio owns: no need to set it, do not change it".to_owned()
                 )
             ]
@@ -263,6 +263,7 @@ spec:
             metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
             spec:
               template:
+                metadata: {annotations: {sidecar.istio.io/inject: \"false\"}}
                 spec:
                   containers:
                     - name: node
@@ -356,7 +357,7 @@ spec:
             spec:
               template:
                 metadata:
-                  annotations: {rdmagen.io/ignore: \"RDG060 IPC_LOCK comes from a webhook\"}
+                  annotations: {rdmagen.io/ignore: \"RDG060 IPC_LOCK comes from a webhook\", sidecar.istio.io/inject: \"false\"}
                 spec:
                   containers:
                     - {name: node, image: img, resources: {limits: {rdma/hca: 1}}}
@@ -372,5 +373,90 @@ spec:
     .unwrap();
     let (code, found) = lint(&[file.to_str().unwrap()]);
     assert_eq!(code, Some(1));
-    assert_eq!(rules(&found), [("RDG060", 35)]);
+    // The probe's pod opts out of nothing: RDG060 and RDG181 (no Istio opt-out) both
+    // stand there.
+    assert_eq!(rules(&found), [("RDG060", 35), ("RDG181", 35)]);
+}
+
+/// Each pod-network rule on its fixture pair (tests/lint/<name>.yaml fires it,
+/// <name>.ok.yaml is the fix): the finding, its line and its whole message, and
+/// nothing at all on the fix.
+fn fires_once_and_not_when_fixed(name: &str, code: i32, expected: (&str, u64, &str)) {
+    let fixture = format!("tests/lint/{name}.yaml");
+    let (rule, line, message) = expected;
+    assert_eq!(
+        lint(&[&fixture]),
+        (
+            Some(code),
+            vec![(rule.to_owned(), line, message.to_owned())]
+        ),
+        "{fixture}"
+    );
+    let fixed = format!("tests/lint/{name}.ok.yaml");
+    assert_eq!(lint(&[&fixed]), (Some(0), vec![]), "{fixed}");
+}
+
+#[test]
+fn host_hca_names_on_a_multus_vf_pod_are_reported() {
+    fires_once_and_not_when_fixed(
+        "host-hca-vf",
+        0,
+        (
+            "RDG178",
+            23,
+            "NCCL_IB_HCA=`=mlx5_1,mlx5_2` names the host's RDMA devices (mlx5_1, mlx5_2), but this pod's come through Multus as SR-IOV VFs or host devices (nvidia.com/rail1), which keep names the host chose when it made them; write the prefix `mlx5`, or leave NCCL_IB_HCA unset (NCCL then uses every RDMA device the pod has, its rails)",
+        ),
+    );
+}
+
+#[test]
+fn eth0_on_a_host_network_runtime_is_reported_on_every_platform_known_today() {
+    let message = "NCCL_SOCKET_IFNAME=`=eth0` on a hostNetwork pod names the host's eth0, which exists only on hosts that have one (OCI's GPU shapes do; many name theirs bond0 or ens*); name the host's bootstrap interface (`rdmagen detect` reads them on a node)";
+    fires_once_and_not_when_fixed("hostnet-eth0", 0, ("RDG177", 27, message));
+    // No profile documents an eth0 on its hosts yet (Profile.host_interfaces is empty
+    // for all), so naming the platform changes nothing; the unit tests of
+    // rules::pod_network show a profile that lists eth0 silencing it.
+    for platform in ["generic", "aistudio", "cubestudio", "cce"] {
+        let (_, found) = lint(&["tests/lint/hostnet-eth0.yaml", "--platform", platform]);
+        assert_eq!(rules(&found), [("RDG177", 27)], "{platform}");
+    }
+}
+
+#[test]
+fn an_rdma_pod_without_the_istio_opt_out_gets_an_info() {
+    fires_once_and_not_when_fixed(
+        "istio-rdma",
+        0,
+        (
+            "RDG181",
+            22,
+            "the pod requests rdma/hca but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"",
+        ),
+    );
+}
+
+#[test]
+fn ipc_lock_under_a_non_root_pod_user_is_reported() {
+    fires_once_and_not_when_fixed(
+        "ipc-lock-non-root",
+        0,
+        (
+            "RDG182",
+            17,
+            "container `pytorch` adds IPC_LOCK but runs as uid 1000: a non-root process never holds the capability (no ambient capabilities in Kubernetes), so locked memory stays at the runtime's limit (8 MiB under containerd) and ibv_reg_mr fails; run it as root, or set LimitMEMLOCK=infinity for containerd on the nodes and suppress this",
+        ),
+    );
+}
+
+#[test]
+fn a_multus_annotation_multus_cannot_parse_is_an_error() {
+    fires_once_and_not_when_fixed(
+        "multus-unreadable",
+        1,
+        (
+            "RDG179",
+            14,
+            "Multus cannot read k8s.v1.cni.cncf.io/networks `netops/gpu-rail1/net1`: `netops/gpu-rail1/net1`: more than one `/`; the pod's network set-up fails and the pod never starts",
+        ),
+    );
 }

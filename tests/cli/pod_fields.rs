@@ -194,3 +194,70 @@ fn job_metadata_lands_on_the_pytorchjob_and_its_pods() {
         assert_eq!(meta["annotations"]["example.com/owner"], "b");
     }
 }
+
+/// IPC_LOCK, which rdmagen adds to every RDMA pod, is inert under a non-root user: the
+/// rendered pod is judged as lint judges it (RDG182), once for Master and Worker, at
+/// the input that set the user.
+#[test]
+fn a_non_root_user_beside_ipc_lock_is_warned_on_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let findings = |pool: &str, job: &str| -> Vec<(String, String, u64)> {
+        let pool = write(dir.path(), "pool.yaml", pool);
+        let input = write(dir.path(), "job.yaml", job);
+        let out = rdmagen(&["render", &input, &pool, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let doc: Value = serde_json::from_str(&text(&out.stderr)).unwrap();
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let file = f["file"].as_str().unwrap();
+                let file = file.rsplit('/').next().unwrap().to_owned();
+                (
+                    f["rule"].as_str().unwrap().to_owned(),
+                    file,
+                    f["line"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let found = findings(POOL, &job("  securityContext: {runAsUser: 1000}\n"));
+    assert_eq!(found, [("RDG182".to_owned(), "job.yaml".to_owned(), 10)]);
+    let pool = format!(
+        "{POOL}  jobDefaults:\n    podTemplate:\n      spec:\n        securityContext: {{runAsNonRoot: true}}\n"
+    );
+    let found = findings(&pool, &job(""));
+    assert_eq!(found, [("RDG182".to_owned(), "pool.yaml".to_owned(), 10)]);
+    // Root in the container is what IPC_LOCK needs.
+    let found = findings(&pool, &job("  securityContext: {runAsUser: 0}\n"));
+    assert_eq!(found, []);
+}
+
+/// The same on Kubeflow Trainer: the user reaches the pods through the TrainJob's
+/// runtime patch, and the finding is placed at the job's field that set it.
+#[test]
+fn a_non_root_user_beside_ipc_lock_is_warned_on_a_trainer_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs =
+        std::fs::read_to_string(crate::support::root().join("examples/trainer-v2-roce/jobs.yaml"))
+            .unwrap()
+            .replacen(
+                "  gpusPerNode: 8\n",
+                "  gpusPerNode: 8\n  securityContext: {runAsUser: 1000}\n",
+                1,
+            );
+    let jobs = write(dir.path(), "jobs.yaml", &jobs);
+    let pool = crate::support::root().join("examples/trainer-v2-roce/pool.yaml");
+    let out = rdmagen(&["render", &jobs, pool.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_str(&text(&out.stderr)).unwrap();
+    let found: Vec<(&str, u64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "RDG182")
+        .map(|f| (f["file"].as_str().unwrap(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(found, [(jobs.as_str(), 17)]);
+}

@@ -14,6 +14,7 @@ pub use rdmagen_upstream::{kubeflow, kubernetes, multus, nccl, packages, platfor
 pub mod lint;
 pub mod manifest;
 pub mod names;
+pub mod pod_network;
 pub mod pod_templates;
 mod resources;
 pub mod storage;

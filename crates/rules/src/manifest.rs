@@ -12,7 +12,8 @@ use crate::platform::Platform;
 use crate::platform::{Profile, is_rdma_resource, profile};
 
 use super::pod_templates::{PodTemplate, of_pytorchjob};
-use super::{names, resources, tolerations};
+use super::{names, pod_network, resources, tolerations};
+use crate::diagnostics::escape;
 use crate::diagnostics::message::pointer_segment;
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
@@ -274,9 +275,7 @@ pub(crate) fn pod_shape(
 ) -> Vec<Finding> {
     let mut out = Out(Vec::new());
     host_network(&mut out, pod, base, peer);
-    let multus = metadata["annotations"][multus::NETWORKS_ANNOTATION]
-        .as_str()
-        .is_some_and(|v| !v.trim().is_empty());
+    let multus = pod_network::has_multus_networks(metadata);
     let containers = pod["containers"]
         .as_array()
         .map(Vec::as_slice)
@@ -291,6 +290,8 @@ pub(crate) fn pod_shape(
             multus,
         );
     }
+    out.0
+        .extend(pod_network::check(pod, metadata, base, facts.profile()));
     out.0.extend(resources::check(pod, base));
     out.0.extend(tolerations::check(pod, base));
     out.0.extend(names::pod(pod, base));
@@ -338,6 +339,18 @@ fn container_rdma(
             format!("{at}/securityContext/capabilities"),
         );
     }
+    if caps.contains(&"IPC_LOCK")
+        && let Some((user, pointer)) = non_root_user(pod, c, at)
+    {
+        out.push(
+            Rule::IpcLockNonRoot,
+            format!(
+                "container `{}` adds IPC_LOCK but runs as {user}: a non-root process never holds the capability (no ambient capabilities in Kubernetes), so locked memory stays at the runtime's limit (8 MiB under containerd) and ibv_reg_mr fails; run it as root, or set LimitMEMLOCK=infinity for containerd on the nodes and suppress this",
+                escape::cut(c["name"].as_str().unwrap_or("?"), 80)
+            ),
+            pointer,
+        );
+    }
     let gpus = resources(c)
         .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
         .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
@@ -364,6 +377,36 @@ fn container_rdma(
         for problem in nccl::check(name, value, &env_facts) {
             out.push(problem.rule, problem.message, format!("{at}/env/{j}"));
         }
+    }
+}
+
+/// The pod spec's pointer, from a container's (`<base>/containers/<i>`).
+fn base_of(at: &str) -> &str {
+    at.rsplit_once("/containers/").map_or(at, |(base, _)| base)
+}
+
+/// RDG182: the user container `c` (at `at`) runs as when it is not root, with the
+/// pointer of the field that says so: the container's securityContext wins over the
+/// pod's, field by field, as the kubelet merges them (runAsUser, runAsNonRoot). None
+/// for root or an unknown user (the image's USER, which a manifest does not show).
+fn non_root_user(pod: &Value, c: &Value, at: &str) -> Option<(String, String)> {
+    let field = |key: &str| -> Option<(&Value, String)> {
+        let own = &c["securityContext"][key];
+        if !own.is_null() {
+            return Some((own, format!("{at}/securityContext/{key}")));
+        }
+        let pod_wide = &pod["securityContext"][key];
+        (!pod_wide.is_null()).then(|| (pod_wide, format!("{}/securityContext/{key}", base_of(at))))
+    };
+    if let Some((v, pointer)) = field("runAsUser") {
+        // uid 0 holds IPC_LOCK; beside runAsNonRoot: true the kubelet refuses to start
+        // the container, which is another problem than this one.
+        return (v.as_i64() != Some(0))
+            .then(|| (format!("uid {}", escape::cut(&v.to_string(), 40)), pointer));
+    }
+    match field("runAsNonRoot") {
+        Some((v, pointer)) if *v == true => Some(("runAsNonRoot: true".to_owned(), pointer)),
+        _ => None,
     }
 }
 
@@ -502,22 +545,38 @@ pub(crate) fn quantity(v: &Value) -> Option<i64> {
     }
 }
 
-/// Devices that carry RDMA without `rdma` in their resource name, for which IPC_LOCK
-/// is no surplus privilege: the network operator's RDMA shared device plugin under the
-/// name NVIDIA's AICR gives it (`nvidia.com/mlnxnics`), AWS EFA, and a DRA resource
-/// claim (AICR's RoCE runtime claims its NICs so). Not enough to call RDMA on (EFA
-/// runs NCCL through its own plugin), only to keep RDG061 quiet.
 /// RDG180: the Multus annotation's entries against the devices the pod's containers
 /// request (limits, where an extended resource must be given), the shared device
-/// plugin's `rdma/` pod slot aside.
+/// plugin's `rdma/` pod slot aside; and RDG179 for an annotation Multus cannot read,
+/// which fails the pod's network set-up before any device is counted.
 fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
     let Some(value) = t.template["metadata"]["annotations"][multus::NETWORKS_ANNOTATION].as_str()
     else {
         return Vec::new();
     };
-    // An annotation Multus cannot read is not counted here.
-    let Ok(entries) = multus::parse(value, "default") else {
-        return Vec::new();
+    let annotation_at = format!(
+        "{}/metadata/annotations/{}",
+        t.at,
+        pointer_segment(multus::NETWORKS_ANNOTATION)
+    );
+    // The namespace only fills in entries that name none; it decides nothing here.
+    let entries = match multus::parse(value, "default") {
+        Ok(entries) => entries,
+        // An empty value asks for nothing: Multus finds no network in it, and
+        // has_multus_networks treats it so.
+        Err(_) if value.is_empty() => return Vec::new(),
+        Err(problem) => {
+            return vec![Finding::at_pointer(
+                Rule::AttachmentShape,
+                format!(
+                    "Multus cannot read {} `{}`: {}; the pod's network set-up fails and the pod never starts",
+                    multus::NETWORKS_ANNOTATION,
+                    escape::cut(value, 80),
+                    escape::cut(&problem, 200)
+                ),
+                annotation_at,
+            )];
+        }
     };
     let mut devices: Vec<(String, u64)> = Vec::new();
     for c in t.spec()["containers"].as_array().into_iter().flatten() {
@@ -544,11 +603,7 @@ fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
             multus::NETWORKS_ANNOTATION,
             entries.len()
         ),
-        format!(
-            "{}/metadata/annotations/{}",
-            t.at,
-            pointer_segment(multus::NETWORKS_ANNOTATION)
-        ),
+        annotation_at,
     )]
 }
 
@@ -556,7 +611,7 @@ fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
 /// rails are named by the cluster (`nvidia.com/rail1`), and each network entry takes
 /// one device of its NetworkAttachmentDefinition's resource (multus-cni@v4.3.0
 /// pkg/k8sclient/k8sclient.go:306), so such a resource is the pod's attached device.
-fn is_attached_device(name: &str) -> bool {
+pub(crate) fn is_attached_device(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let Some((domain, _)) = lower.split_once('/') else {
         return false;
@@ -564,6 +619,11 @@ fn is_attached_device(name: &str) -> bool {
     !lower.contains("gpu") && !domain.ends_with("kubernetes.io") && !lower.starts_with("hugepages-")
 }
 
+/// Devices that carry RDMA without `rdma` in their resource name, for which IPC_LOCK
+/// is no surplus privilege: the network operator's RDMA shared device plugin under the
+/// name NVIDIA's AICR gives it (`nvidia.com/mlnxnics`), AWS EFA, and a DRA resource
+/// claim (AICR's RoCE runtime claims its NICs so). Not enough to call RDMA on (EFA
+/// runs NCCL through its own plugin), only to keep RDG061 quiet.
 fn other_rdma_device(c: &Value) -> bool {
     let named = resources(c).any(|(name, _)| {
         matches!(
@@ -691,6 +751,86 @@ mod tests {
         assert_eq!(
             rules(&job(serde_json::json!({}), tcp), &ManifestFacts::default()),
             [Rule::IpcLockWithoutRdma]
+        );
+    }
+
+    /// IPC_LOCK is inert for a non-root user, whether the container or the pod says
+    /// so; the container's field wins.
+    #[test]
+    fn ipc_lock_under_a_non_root_user() {
+        let pod = |container_sc: Value, pod_sc: Value| {
+            let mut sc = serde_json::json!({"capabilities": {"add": ["IPC_LOCK"]}});
+            for (k, v) in container_sc.as_object().unwrap() {
+                sc[k] = v.clone();
+            }
+            serde_json::json!({
+                "securityContext": pod_sc,
+                "containers": [{
+                    "name": "pytorch", "image": "i", "securityContext": sc,
+                    "resources": {"limits": {"rdma/hca": 1}},
+                }],
+            })
+        };
+        let found = |container_sc: Value, pod_sc: Value| -> Vec<(Rule, Option<String>)> {
+            check(
+                &job(serde_json::json!({}), pod(container_sc, pod_sc)),
+                &ManifestFacts::default(),
+            )
+            .into_iter()
+            .filter(|f| f.rule == Rule::IpcLockNonRoot)
+            .map(|f| (f.rule, f.pointer))
+            .collect()
+        };
+        let base = "/spec/pytorchReplicaSpecs/Master/template/spec";
+        let none = serde_json::json!({});
+        assert_eq!(
+            found(serde_json::json!({"runAsUser": 1000}), none.clone()),
+            [(
+                Rule::IpcLockNonRoot,
+                Some(format!("{base}/containers/0/securityContext/runAsUser"))
+            )]
+        );
+        assert_eq!(
+            found(none.clone(), serde_json::json!({"runAsNonRoot": true})),
+            [(
+                Rule::IpcLockNonRoot,
+                Some(format!("{base}/securityContext/runAsNonRoot"))
+            )]
+        );
+        // The container's root user overrides the pod's non-root one.
+        assert!(
+            found(
+                serde_json::json!({"runAsUser": 0}),
+                serde_json::json!({"runAsUser": 1000})
+            )
+            .is_empty()
+        );
+        assert!(found(none.clone(), none.clone()).is_empty());
+        assert!(
+            found(
+                serde_json::json!({"runAsNonRoot": false}),
+                serde_json::json!({"runAsNonRoot": true})
+            )
+            .is_empty()
+        );
+    }
+
+    /// An annotation Multus cannot parse is reported, not skipped.
+    #[test]
+    fn an_unreadable_multus_annotation_is_an_attachment_shape_error() {
+        let mut doc = job(
+            serde_json::json!({}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+        );
+        let template = &mut doc["spec"]["pytorchReplicaSpecs"]["Master"]["template"];
+        template["metadata"] =
+            serde_json::json!({"annotations": {"k8s.v1.cni.cncf.io/networks": "netops/rail1/x"}});
+        let found = check(&doc, &ManifestFacts::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, Rule::AttachmentShape);
+        assert_eq!(
+            found[0].message,
+            "Multus cannot read k8s.v1.cni.cncf.io/networks `netops/rail1/x`: `netops/rail1/x`: more than one `/`; the pod's network set-up fails and the pod never starts"
         );
     }
 

@@ -850,7 +850,8 @@ mod tests {
             "spec": {"mlPolicy": {"numNodes": 2, "torch": {}},
                 "template": {"spec": {"replicatedJobs": [{"name": "node",
                     "template": {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                        "spec": {"template": {"spec": {
+                        // The pod opts out of Istio, as an RDMA pod should (RDG181).
+                        "spec": {"template": {"metadata": {"annotations": {crate::pod_network::ISTIO_INJECT: "false"}}, "spec": {
                             "containers": [{"name": "node", "image": "img",
                                 "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}},
                                 "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},

@@ -338,8 +338,12 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
             .iter()
             .flat_map(|a| names.iter().map(move |b| (*a, *b)))
             .find(|(a, b)| a != b && b.starts_with(a));
+        // A bare Mellanox driver name (`mlx5`) is the prefix itself: the driver's
+        // devices are all `mlx5_<k>`, and it is the value for a pod whose VF names are
+        // not predictable (network-operator.md §3; SkyPilot's oci_nccl.py).
         let open = names
             .iter()
+            .filter(|n| !matches!(**n, "mlx4" | "mlx5"))
             .find(|n| n.ends_with(|c: char| c.is_ascii_digit()));
         let also = match (listed, open) {
             (Some((short, long)), _) => Some(format!("`{short}` also matches {long}")),
@@ -440,6 +444,8 @@ mod tests {
             [Rule::HcaPrefixAmbiguous]
         );
         assert!(rules("NCCL_IB_HCA", "=mlx5_1,mlx5_10").is_empty());
+        // The driver's prefix names every one of its devices, as meant.
+        assert!(rules("NCCL_IB_HCA", "mlx5").is_empty());
         assert_eq!(
             rules("NCCL_IB_HCA", "=mlx5_0,mlx5_1"),
             [Rule::HcaManagementNic]
