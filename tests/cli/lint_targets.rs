@@ -410,16 +410,16 @@ fn host_hca_names_on_a_multus_vf_pod_are_reported() {
 }
 
 #[test]
-fn eth0_on_a_host_network_runtime_is_reported_on_every_platform_known_today() {
+fn eth0_on_a_host_network_runtime_is_reported_unless_the_platforms_hosts_have_it() {
     let message = "NCCL_SOCKET_IFNAME=`=eth0` on a hostNetwork pod names the host's eth0, which exists only on hosts that have one (OCI's GPU shapes do; many name theirs bond0 or ens*); name the host's bootstrap interface (`rdmagen detect` reads them on a node)";
     fires_once_and_not_when_fixed("hostnet-eth0", 0, ("RDG177", 27, message));
-    // No profile documents an eth0 on its hosts yet (Profile.host_interfaces is empty
-    // for all), so naming the platform changes nothing; the unit tests of
-    // rules::pod_network show a profile that lists eth0 silencing it.
-    for platform in ["generic", "aistudio", "cubestudio", "cce"] {
+    // Only OCI documents an eth0 on its hosts (Profile.host_interfaces).
+    for platform in ["generic", "aistudio", "cubestudio", "cce", "aks"] {
         let (_, found) = lint(&["tests/lint/hostnet-eth0.yaml", "--platform", platform]);
         assert_eq!(rules(&found), [("RDG177", 27)], "{platform}");
     }
+    let (code, found) = lint(&["tests/lint/hostnet-eth0.yaml", "--platform", "oci"]);
+    assert_eq!((code, rules(&found)), (Some(0), vec![]));
 }
 
 #[test]
