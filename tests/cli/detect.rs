@@ -535,9 +535,8 @@ proptest! {
         let options = Options {
             name: "p".into(),
             platform: Platform::Generic,
-            socket_ifname: "eth0".into(),
             gpus_per_node: 8,
-            in_pod: false,
+            ..Options::default()
         };
         let mut findings = Findings::default();
         let _ = detect(&obs, &options, &mut findings);
