@@ -106,7 +106,11 @@ pub struct DetectArgs {
     #[arg(long, value_name = "NETWORK", help_heading = "Rails (sriov, hostdev)")]
     pub rail_network: Option<String>,
     /// The rails' networks' namespace (default: the pod's).
-    #[arg(long, value_name = "NAMESPACE", help_heading = "Rails (sriov, hostdev)")]
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        help_heading = "Rails (sriov, hostdev)"
+    )]
     pub rail_namespace: Option<String>,
     /// GPUs per node (not in the captures).
     #[arg(long, default_value_t = 8)]

@@ -448,3 +448,38 @@ fn dpkg_line(obs: &mut Observations, t: &str, at: &Location) -> bool {
         .insert(package.to_owned(), (state.to_owned(), at.clone()));
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ls -l .../physfn` (with `2>&1`) and `ibdev2netdev`, as an in-pod capture holds
+    /// them: a link is a VF, `No such file` a PF, the unmatched glob nothing, and a
+    /// line of either that does not parse is reported by number.
+    #[test]
+    fn physfn_listing_and_ibdev2netdev() {
+        let text = "\
+lrwxrwxrwx 1 root root 0 Dec  2 10:00 /sys/class/infiniband/mlx5_12/device/physfn -> ../0000:1a:00.0
+ls: cannot access '/sys/class/infiniband/mlx5_0/device/physfn': No such file or directory
+ls: cannot access '/sys/class/infiniband/*/device/physfn': No such file or directory
+/sys/class/infiniband/mlx5_3/device/physfn ->
+mlx5_12 port 1 ==> net1 (Up)
+mlx5 12 port 1 ==> net2 (Up)
+";
+        let mut obs = Observations::default();
+        read(&mut obs, &"pod.txt".into(), text);
+        let physfn: Vec<(&str, bool, usize)> = obs
+            .physfn
+            .iter()
+            .map(|(d, (vf, at))| (d.as_str(), *vf, at.line))
+            .collect();
+        assert_eq!(physfn, [("mlx5_0", false, 2), ("mlx5_12", true, 1)]);
+        let netdev = obs.ports[&("mlx5_12".to_owned(), 1)].netdev.clone();
+        assert_eq!(
+            netdev.map(|(n, at)| (n, at.line)),
+            Some(("net1".to_owned(), 5))
+        );
+        let unreadable: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
+        assert_eq!(unreadable, [4, 6]);
+    }
+}

@@ -10,7 +10,7 @@ use crate::diagnostics::escape::cut;
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
-use crate::model::pool::{Attachment, Fabric, GidIndex, PodInterfaces, Platform};
+use crate::model::pool::{Attachment, Fabric, GidIndex, Platform, PodInterfaces};
 use crate::multus;
 use crate::packages::dpkg;
 use crate::platform::attachment::POD_NETWORK_IFNAME;
@@ -353,8 +353,7 @@ pub fn detect(
             .first()
             .map(|(_, at)| at.clone())
             .unwrap_or_else(first_file);
-        let Some(rails) = rails(&options.rails, mode, data.len(), at, &mut notes, findings)
-        else {
+        let Some(rails) = rails(&options.rails, mode, data.len(), at, &mut notes, findings) else {
             return Ok(None);
         };
         let pod_interfaces = if vf_pod {
@@ -487,7 +486,10 @@ fn rails(
         .clone()
         .or_else(|| mode.default_resource().map(str::to_owned));
     let (Some(resource), Some(network)) = (resource, names.network.clone()) else {
-        let missing = match (names.resource.is_none() && mode.default_resource().is_none(), names.network.is_none()) {
+        let missing = match (
+            names.resource.is_none() && mode.default_resource().is_none(),
+            names.network.is_none(),
+        ) {
             (true, true) => "--rail-resource and --rail-network",
             (true, false) => "--rail-resource",
             _ => "--rail-network",
@@ -543,7 +545,10 @@ fn rails(
 fn pod_interfaces(data: &[&Device<'_>], notes: &mut Vec<String>) -> Option<PodInterfaces> {
     let names: Option<Vec<String>> = data.iter().map(|d| pod_netdev(d)).collect();
     let Some(names) = names.filter(|n| !n.is_empty()) else {
-        notes.push("the captures do not name every VF's interface: podInterfaces left out (auto)".to_owned());
+        notes.push(
+            "the captures do not name every VF's interface: podInterfaces left out (auto)"
+                .to_owned(),
+        );
         return None;
     };
     let auto = names
@@ -656,7 +661,7 @@ mod tests {
         capture::read(&mut obs, &"gids.txt".into(), &text);
         let mut findings = Findings::default();
         let pool = detect(&obs, &options(), &mut findings).unwrap().unwrap();
-        assert_eq!(pool.hcas, ["mlx5_1", "mlx5_2"]);
+        assert_eq!(pool.hcas.unwrap(), ["mlx5_1", "mlx5_2"]);
         assert_eq!(pool.fabric, Fabric::Roce);
         assert_eq!(pool.gid_index, Some(GidIndex::Auto));
         let messages: Vec<(&str, usize)> = findings
@@ -689,7 +694,7 @@ mod tests {
         capture::read(&mut obs, &"gids.txt".into(), &text);
         let mut findings = Findings::default();
         let pool = detect(&obs, &options(), &mut findings).unwrap().unwrap();
-        assert_eq!(pool.hcas, ["mlx5_", "mlx5_1"]);
+        assert_eq!(pool.hcas.unwrap(), ["mlx5_", "mlx5_1"]);
         assert_eq!(pool.gid_index, Some(GidIndex::Index(3)));
     }
 

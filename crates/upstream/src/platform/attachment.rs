@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How pods reach the RDMA fabric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 pub enum Attachment {
     /// The RDMA shared device plugin: one resource (a pod slot, always 1) hands the pod
     /// every HCA its selector matched, under the host's names.
