@@ -392,7 +392,7 @@ pub fn detect(
             cut(&socket_ifname, QUOTED)
         )
     } else if options.socket_ifname.is_none() {
-        "socketIfname eth0: the pod's cluster-network interface (Multus's delegate 0), not a host netdev; --attachment hostNetwork for pods on the host's network".to_owned()
+        "socketIfname eth0: the pod's own cluster-network interface (Multus's delegate 0), whatever the host's netdevs are; --attachment hostNetwork for pods on the host's network".to_owned()
     } else {
         format!(
             "socketIfname {}: as --socket-ifname says",
