@@ -371,6 +371,8 @@ pub fn detect(
             .iter()
             .flat_map(|d| d.netdevs())
             .chain(named_management)
+            // A Linux interface name (the sysfs loop writes `-` for none); Multus checks
+            // names by the same rule.
             .filter(|n| n != "-" && multus::ifname_problem(n).is_none())
             .collect();
         all.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)).then(a.cmp(b)));
