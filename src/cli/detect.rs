@@ -10,7 +10,7 @@ use super::Streams;
 use super::output_args::OutputArgs;
 use super::present;
 use super::{exit, stderr, stdout};
-use crate::detect::decide::{self, Options};
+use crate::detect::decide::{self, Options, RailNames};
 use crate::detect::{Observations, capture, commands};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::source::Sources;
@@ -18,7 +18,7 @@ use crate::diagnostics::{Findings, Rule, Severity};
 use crate::error::Error;
 use crate::model::load::display_name;
 use crate::model::load::read_documents;
-use crate::model::pool::Platform;
+use crate::model::pool::{Attachment, Platform};
 use crate::output::Format;
 use crate::output::human::summary;
 use crate::render::{self, Renderer};
@@ -83,14 +83,42 @@ pub struct DetectArgs {
     /// The platform the nodes belong to.
     #[arg(long, value_enum, default_value_t = Platform::Generic)]
     pub platform: Platform,
-    /// The interface NCCL bootstraps over; the device behind it is the management NIC.
-    #[arg(long, default_value = "eth0")]
-    pub socket_ifname: String,
+    /// The pod's bootstrap interface (the Pool's socketIfname, NCCL_SOCKET_IFNAME).
+    /// Default: eth0, the cluster network's; with --attachment hostNetwork the
+    /// management netdev.
+    #[arg(long, value_name = "IFNAME", help_heading = "Host and pod")]
+    pub socket_ifname: Option<String>,
+    /// The host netdev of the management NIC (e.g. bond0): the RDMA device behind it is
+    /// kept out of hcas. Default: eth0; with --attachment hostNetwork the
+    /// --socket-ifname.
+    #[arg(long, value_name = "NETDEV", help_heading = "Host and pod")]
+    pub management_netdev: Option<String>,
+    /// How the pool's pods attach to the fabric. Default: sriov for captures of VFs
+    /// taken --in-pod, otherwise none written.
+    #[arg(long, value_enum, help_heading = "Host and pod")]
+    pub attachment: Option<Attachment>,
+    /// Each rail's device-plugin resource (attachment sriov or hostdev), e.g.
+    /// nvidia.com/rail{n}: `{n}` is the rail's number, one rail entry each; without
+    /// it one entry stands for every rail.
+    #[arg(long, value_name = "RESOURCE", help_heading = "Rails (sriov, hostdev)")]
+    pub rail_resource: Option<String>,
+    /// Each rail's Multus network (NetworkAttachmentDefinition), e.g. gpu-rail{n}.
+    #[arg(long, value_name = "NETWORK", help_heading = "Rails (sriov, hostdev)")]
+    pub rail_network: Option<String>,
+    /// The rails' networks' namespace (default: the pod's).
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        help_heading = "Rails (sriov, hostdev)"
+    )]
+    pub rail_namespace: Option<String>,
     /// GPUs per node (not in the captures).
     #[arg(long, default_value_t = 8)]
     pub gpus: u32,
-    /// The captures come from inside a pod: prefer NCCL's dynamic GID selection.
-    #[arg(long)]
+    /// The captures come from inside a pod: prefer NCCL's dynamic GID selection, read
+    /// the netdevs as the pod's (no hostInterfaces), and propose attachment sriov when
+    /// its RDMA devices are VFs.
+    #[arg(long, help_heading = "Host and pod")]
     pub in_pod: bool,
     #[command(flatten)]
     pub print: OutputArgs,
@@ -130,11 +158,18 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
         name: args.name.clone(),
         platform: args.platform,
         socket_ifname: args.socket_ifname.clone(),
+        management_netdev: args.management_netdev.clone(),
+        attachment: args.attachment,
+        rails: RailNames {
+            resource: args.rail_resource.clone(),
+            network: args.rail_network.clone(),
+            namespace: args.rail_namespace.clone(),
+        },
         gpus_per_node: args.gpus,
         in_pod: args.in_pod,
     };
     let mut findings = Findings::default();
-    let draft = decide::detect(&obs, &options, &mut findings);
+    let draft = decide::detect(&obs, &options, &mut findings)?;
     // A pool is printed whenever one was detected; findings (missing packages, say)
     // still decide the exit code.
     let pool = match &draft {
@@ -151,7 +186,7 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
                 "{} pool `{}`, {} data NIC(s)",
                 d.fabric.name(),
                 printable(&d.name),
-                d.hcas.len()
+                d.data_nics
             )
         });
         writeln!(io.err, "detected {what}: {}", summary(&findings)).map_err(stderr)?;

@@ -54,6 +54,17 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             rdma_link(obs, rest, &at);
             continue;
         }
+        if t.contains(SYSFS_INFINIBAND) || t.contains("==>") {
+            let understood = if t.contains("==>") {
+                ibdev2netdev(obs, t, &at)
+            } else {
+                physfn(obs, t, &at)
+            };
+            if !understood {
+                obs.unreadable.push((at, t.chars().take(80).collect()));
+            }
+            continue;
+        }
         if t.starts_with("MLNX_OFED_LINUX-") || t.starts_with("OFED-") || t.starts_with("DOCA-") {
             obs.ofed = Some(t.trim_end_matches(':').to_owned());
             continue;
@@ -125,7 +136,7 @@ fn show_gids_row(obs: &mut Observations, t: &str, at: &Location) -> bool {
     let device = f[0].to_owned();
     obs.port(&device, port)
         .netdev
-        .get_or_insert_with(|| netdev.to_owned());
+        .get_or_insert_with(|| (netdev.to_owned(), at.clone()));
     obs.gids.push(GidRow {
         device,
         port,
@@ -314,7 +325,7 @@ fn rdma_link(obs: &mut Observations, rest: &str, at: &Location) {
         entry.physical = Some((physical_state(s).to_owned(), at.clone()));
     }
     if let Some(n) = value("netdev") {
-        entry.netdev = Some(n.to_owned());
+        entry.netdev = Some((n.to_owned(), at.clone()));
     }
     if let Some(lid) = value("lid").and_then(|l| l.parse().ok()) {
         entry.base_lid = Some(lid);
@@ -324,6 +335,61 @@ fn rdma_link(obs: &mut Observations, rest: &str, at: &Location) {
         // No LID: an Ethernet link layer. Weaker than ibstat or ibv_devinfo, which win.
         set_link_layer(obs, device, port, "Ethernet", at, false);
     }
+}
+
+/// `mlx5_12 port 1 ==> net1 (Up)` (ibdev2netdev, mlnx-tools): the port's netdev.
+/// The state in brackets is the netdev's, not the port's, and is not needed.
+fn ibdev2netdev(obs: &mut Observations, t: &str, at: &Location) -> bool {
+    let Some((left, right)) = t.split_once("==>") else {
+        return false;
+    };
+    let left: Vec<&str> = left.split_whitespace().collect();
+    let [device, "port", port] = left.as_slice() else {
+        return false;
+    };
+    let (Ok(port), Some(netdev)) = (port.parse::<u32>(), right.split_whitespace().next()) else {
+        return false;
+    };
+    if !plain_device(device) {
+        return false;
+    }
+    obs.port(device, port).netdev = Some((netdev.to_owned(), at.clone()));
+    true
+}
+
+/// Where sysfs lists the RDMA devices.
+const SYSFS_INFINIBAND: &str = "/sys/class/infiniband/";
+
+/// A line of `ls -l /sys/class/infiniband/*/device/physfn` (captured with `2>&1`):
+/// `lrwxrwxrwx 1 root root 0 Dec  2 18:00 /sys/class/infiniband/mlx5_12/device/physfn -> ../0000:1a:00.0`
+/// says mlx5_12 is an SR-IOV VF (sysfs links a VF's PCI device to its physical
+/// function); `ls: cannot access '/sys/class/infiniband/mlx5_0/device/physfn': No such
+/// file or directory` says mlx5_0 is not one. The glob matching nothing (`*` as the
+/// device) says no device is a VF, and adds nothing.
+fn physfn(obs: &mut Observations, t: &str, at: &Location) -> bool {
+    let Some((_, rest)) = t.split_once(SYSFS_INFINIBAND) else {
+        return false;
+    };
+    let Some((device, tail)) = rest.split_once('/') else {
+        return false;
+    };
+    let Some(after) = tail.strip_prefix("device/physfn") else {
+        return false;
+    };
+    let vf = match after.trim_start().strip_prefix("->") {
+        Some(target) if !target.trim().is_empty() => true,
+        Some(_) => return false,
+        None if t.contains("No such file or directory") => false,
+        None => return false,
+    };
+    if device == "*" && !vf {
+        return true;
+    }
+    if !plain_device(device) {
+        return false;
+    }
+    obs.physfn.insert(device.to_owned(), (vf, at.clone()));
+    true
 }
 
 fn set_link_layer(
@@ -381,4 +447,39 @@ fn dpkg_line(obs: &mut Observations, t: &str, at: &Location) -> bool {
         .get_or_insert_with(BTreeMap::new)
         .insert(package.to_owned(), (state.to_owned(), at.clone()));
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ls -l .../physfn` (with `2>&1`) and `ibdev2netdev`, as an in-pod capture holds
+    /// them: a link is a VF, `No such file` a PF, the unmatched glob nothing, and a
+    /// line of either that does not parse is reported by number.
+    #[test]
+    fn physfn_listing_and_ibdev2netdev() {
+        let text = "\
+lrwxrwxrwx 1 root root 0 Dec  2 10:00 /sys/class/infiniband/mlx5_12/device/physfn -> ../0000:1a:00.0
+ls: cannot access '/sys/class/infiniband/mlx5_0/device/physfn': No such file or directory
+ls: cannot access '/sys/class/infiniband/*/device/physfn': No such file or directory
+/sys/class/infiniband/mlx5_3/device/physfn ->
+mlx5_12 port 1 ==> net1 (Up)
+mlx5 12 port 1 ==> net2 (Up)
+";
+        let mut obs = Observations::default();
+        read(&mut obs, &"pod.txt".into(), text);
+        let physfn: Vec<(&str, bool, usize)> = obs
+            .physfn
+            .iter()
+            .map(|(d, (vf, at))| (d.as_str(), *vf, at.line))
+            .collect();
+        assert_eq!(physfn, [("mlx5_0", false, 2), ("mlx5_12", true, 1)]);
+        let netdev = obs.ports[&("mlx5_12".to_owned(), 1)].netdev.clone();
+        assert_eq!(
+            netdev.map(|(n, at)| (n, at.line)),
+            Some(("net1".to_owned(), 5))
+        );
+        let unreadable: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
+        assert_eq!(unreadable, [4, 6]);
+    }
 }

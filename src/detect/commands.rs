@@ -29,12 +29,21 @@ pub fn text() -> String {
   if command -v show_gids >/dev/null; then show_gids | tail -n +3; else
 {sysfs}
   fi
+  if command -v ibdev2netdev >/dev/null; then ibdev2netdev; fi
+  ls -l /sys/class/infiniband/*/device/physfn
   ofed_info -s
   dpkg -l {pkgs}
 }} > rdma-capture.txt 2>&1
+# (`ls -l .../physfn` lists the devices that are SR-IOV VFs; a pod's VFs make the
+# pool attachment: sriov.)
 
-# Then, on your machine:
+# Then, on your machine, for a capture taken on a node:
 #   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce]
+#     [--management-netdev bond0]    the host netdev of the management NIC (default eth0)
+#     [--attachment hostNetwork]     pods on the host's network: socketIfname is that netdev
+# for one taken inside a pod (kubectl exec):
+#   rdmagen detect --in-pod --capture rdma-capture.txt --name <pool-name>
+#     --rail-resource nvidia.com/rail{{n}} --rail-network gpu-rail{{n}}   ({{n}}: the rail's number)
 # or pass single outputs: --show-gids F --ibstat F --ibv-devinfo F --rdma-link F --ofed-info F --dpkg F
 ",
         sysfs = SYSFS_GIDS

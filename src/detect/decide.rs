@@ -6,22 +6,55 @@ use serde::Serialize;
 
 use crate::detect::device::Device;
 use crate::detect::{Observations, gid_index, natural_key};
+use crate::diagnostics::escape::cut;
 use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
-use crate::model::pool::{Fabric, GidIndex, Platform};
+use crate::error::Error;
+use crate::model::pool::{Attachment, Fabric, GidIndex, Platform, PodInterfaces};
+use crate::multus;
 use crate::packages::dpkg;
+use crate::platform::attachment::POD_NETWORK_IFNAME;
 
 /// What the user tells detect beyond the captures.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub name: String,
     pub platform: Platform,
-    /// The pod's bootstrap interface; the device behind it is the management NIC.
-    pub socket_ifname: String,
+    /// The pod's bootstrap interface (the Pool's socketIfname, NCCL_SOCKET_IFNAME).
+    /// Unset: eth0 on the cluster network; on hostNetwork the management netdev.
+    pub socket_ifname: Option<String>,
+    /// The host netdev of the management NIC (`eth0`, `bond0`): the RDMA device behind
+    /// it is kept out of hcas. Unset: on hostNetwork the socket interface, else eth0.
+    pub management_netdev: Option<String>,
+    /// How the pods attach to the fabric. Unset: `sriov` for VFs captured in a pod,
+    /// otherwise left out of the pool.
+    pub attachment: Option<Attachment>,
+    /// The rails' resource, Multus network and namespace (attachment sriov, hostdev).
+    pub rails: RailNames,
     /// GPUs per node (not in these captures; `nvidia-smi -L` tells).
     pub gpus_per_node: u32,
-    /// The captures were taken inside a pod: GID indices there are not the host's.
+    /// The captures were taken inside a pod: GID indices there are not the host's, the
+    /// netdevs are the pod's, and VFs mean SR-IOV.
     pub in_pod: bool,
+}
+
+/// What no capture shows about the rails: the device plugin's resource and the Multus
+/// network of each. `{n}` in a value stands for the rail's number (1..N) and gives one
+/// rail entry each; without it one entry with `count: N` stands for every rail.
+#[derive(Debug, Clone, Default)]
+pub struct RailNames {
+    pub resource: Option<String>,
+    pub network: Option<String>,
+    pub namespace: Option<String>,
+}
+
+/// What stands for the rail's number in [`RailNames`].
+pub const RAIL_NUMBER: &str = "{n}";
+
+impl RailNames {
+    fn any(&self) -> bool {
+        self.resource.is_some() || self.network.is_some() || self.namespace.is_some()
+    }
 }
 
 /// The pool detect writes, as the pool template lays it out.
@@ -31,8 +64,19 @@ pub struct PoolDraft {
     pub platform: Platform,
     pub gpus_per_node: u32,
     pub fabric: Fabric,
-    pub hcas: Vec<String>,
+    /// Absent when the attachment gives the pod devices under names of its own (VFs).
+    pub attachment: Option<Attachment>,
+    /// None on an attachment whose pod does not see the host's device names.
+    pub hcas: Option<Vec<String>>,
+    /// How many data NICs (or VFs) the captures show, for the summary.
+    #[serde(skip)]
+    pub data_nics: usize,
+    pub rails: Vec<RailDraft>,
+    pub pod_interfaces: Option<PodInterfaces>,
+    /// The pod's bootstrap interface.
     pub socket_ifname: String,
+    /// The host's netdevs, from a capture on the host (or a hostNetwork pod).
+    pub host_interfaces: Vec<String>,
     /// Absent on InfiniBand and TCP.
     pub gid_index: Option<GidIndex>,
     pub management_nic: Option<String>,
@@ -40,7 +84,63 @@ pub struct PoolDraft {
     pub notes: Vec<String>,
 }
 
-pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) -> Option<PoolDraft> {
+/// One `network.rails` entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct RailDraft {
+    pub resource: String,
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// How much of a user's or a capture's string a message quotes.
+const QUOTED: usize = 40;
+
+/// `net1`, `net12`: the names Multus gives secondary interfaces (multus.go:94-106).
+fn multus_name(netdev: &str) -> Option<u32> {
+    netdev
+        .strip_prefix("net")
+        .filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+        .and_then(|d| d.parse().ok())
+}
+
+/// Where the captures say a device is an SR-IOV VF: its `physfn` link, or, in a pod
+/// where no listing says otherwise, a Multus interface (`netN`) as its netdev.
+fn vf_evidence(obs: &Observations, d: &Device<'_>, in_pod: bool) -> Option<Location> {
+    match obs.physfn.get(d.name) {
+        Some((true, at)) => Some(at.clone()),
+        Some((false, _)) => None,
+        None if in_pod => d
+            .netdevs()
+            .iter()
+            .find(|n| multus_name(n).is_some())
+            .and_then(|n| d.netdev_at(n)),
+        None => None,
+    }
+}
+
+/// The interface a VF has in the pod: its Multus interface, else its only netdev.
+fn pod_netdev(d: &Device<'_>) -> Option<String> {
+    let netdevs = d.netdevs();
+    netdevs
+        .iter()
+        .find(|n| multus_name(n).is_some())
+        .or_else(|| netdevs.iter().next().filter(|_| netdevs.len() == 1))
+        .cloned()
+}
+
+pub fn detect(
+    obs: &Observations,
+    options: &Options,
+    findings: &mut Findings,
+) -> Result<Option<PoolDraft>, Error> {
     for (at, line) in &obs.unreadable {
         findings.at(
             Rule::DiagUnreadableLine,
@@ -71,25 +171,85 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
             "no RDMA device in the captures; capture show_gids, ibstat, ibv_devinfo or rdma link show",
             first_file(),
         );
-        return None;
+        return Ok(None);
     }
 
     let mut notes = Vec::new();
-    let management = devices
+    let vfs: Vec<(&str, Location)> = devices
         .iter()
-        .find(|d| d.netdevs().contains(&options.socket_ifname))
-        .map(|d| d.name.to_owned());
-    match &management {
-        Some(m) => notes.push(format!("{m} carries {} (the socket interface): management NIC, kept out of hcas", options.socket_ifname)),
-        None => findings.at(
-            Rule::NoManagementNic,
-            format!(
-                "no device's netdev is {}; every device is taken as a data NIC (check --socket-ifname)",
-                options.socket_ifname
+        .filter_map(|d| vf_evidence(obs, d, options.in_pod).map(|at| (d.name, at)))
+        .collect();
+    let attachment = match options.attachment {
+        Some(a) => Some(a),
+        None if options.in_pod && !vfs.is_empty() => {
+            let listed: Vec<&str> = vfs.iter().map(|(d, _)| *d).collect();
+            notes.push(format!(
+                "captured in a pod whose RDMA devices are SR-IOV VFs ({}): attachment: sriov, one rail per VF",
+                listed.join(", ")
+            ));
+            Some(Attachment::Sriov)
+        }
+        None => {
+            if !options.in_pod
+                && let Some((d, _)) = obs.physfn.iter().find(|(_, (vf, _))| *vf)
+            {
+                notes.push(format!(
+                    "{d} is an SR-IOV VF (physfn); if these captures come from a pod, --in-pod proposes the SR-IOV attachment"
+                ));
+            }
+            None
+        }
+    };
+    let host_network = attachment == Some(Attachment::HostNetwork);
+    let rail_mode = matches!(attachment, Some(Attachment::Sriov | Attachment::Hostdev));
+    // A pod with VFs or moved devices: the management NIC stays on the host.
+    let vf_pod = options.in_pod && rail_mode;
+    // The netdevs in the captures are the host's: taken on the node, or in a pod on
+    // the host's network.
+    let host_view = !options.in_pod || host_network;
+    check_flags(options, attachment, &devices)?;
+
+    // On hostNetwork the pod bootstraps on a host netdev, by default the management
+    // NIC's; a flag for either names both.
+    let named_management = options
+        .management_netdev
+        .clone()
+        .or_else(|| options.socket_ifname.clone().filter(|_| host_network));
+    let management_netdev = named_management
+        .clone()
+        .unwrap_or_else(|| POD_NETWORK_IFNAME.to_owned());
+    let socket_ifname = match &options.socket_ifname {
+        Some(s) => s.clone(),
+        None if host_network => management_netdev.clone(),
+        None => POD_NETWORK_IFNAME.to_owned(),
+    };
+
+    let management = if vf_pod {
+        notes.push(
+            "the management NIC is the host's and not in this pod: no managementNic".to_owned(),
+        );
+        None
+    } else {
+        let found = devices
+            .iter()
+            .find(|d| d.netdevs().contains(&management_netdev))
+            .map(|d| d.name.to_owned());
+        match &found {
+            Some(m) => notes.push(format!(
+                "{m} carries {} (the management netdev): management NIC, kept out of hcas",
+                cut(&management_netdev, QUOTED)
+            )),
+            None => findings.at(
+                Rule::NoManagementNic,
+                format!(
+                    "no device's netdev is {}; every device is taken as a data NIC (check --management-netdev)",
+                    cut(&management_netdev, QUOTED)
+                ),
+                first_file(),
             ),
-            first_file(),
-        ),
-    }
+        }
+        found
+    };
 
     // The fabric is a property of the NICs, whatever their ports' state; only active
     // ones become data NICs.
@@ -117,7 +277,7 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
             "no device with a known link layer (Ethernet → RoCE, InfiniBand → IB)",
             first_file(),
         );
-        return None;
+        return Ok(None);
     };
     if fabrics.len() > 1 {
         let detail: Vec<String> = fabrics
@@ -139,7 +299,7 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
             at,
         );
     }
-    let data: Vec<&Device<'_>> = candidates
+    let mut data: Vec<&Device<'_>> = candidates
         .iter()
         .filter(|(_, f, usable)| *f == fabric && *usable)
         .map(|(d, _, _)| *d)
@@ -149,20 +309,31 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
             check_subnet_manager(d, findings);
         }
     }
-    let hcas: Vec<String> = data.iter().map(|d| d.name.to_owned()).collect();
-    if hcas.is_empty() {
+    let data_names: Vec<String> = data.iter().map(|d| d.name.to_owned()).collect();
+    if data_names.is_empty() {
         notes.push(format!(
             "no active data NIC on {}: hcas is empty",
             fabric.name()
         ));
     } else {
         notes.push(format!(
-            "{} data NIC(s) on {}: {}",
-            hcas.len(),
+            "{} {} on {}: {}",
+            data_names.len(),
+            if vf_pod { "VF(s)" } else { "data NIC(s)" },
             fabric.name(),
-            hcas.join(", ")
+            data_names.join(", ")
         ));
     }
+    let hcas = match attachment {
+        Some(a) if !a.host_device_names() => {
+            notes.push(format!(
+                "attachment: {}: no hcas, the pod sees its own devices under names the host chose when it made them, which differ per node; NCCL uses every RDMA device the pod has",
+                a.name()
+            ));
+            None
+        }
+        _ => Some(data_names.clone()),
+    };
     let gid_index = (fabric == Fabric::Roce)
         .then(|| gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings));
     if gid_index == Some(GidIndex::Auto) {
@@ -171,6 +342,66 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
                 .to_owned(),
         );
     }
+
+    // Rails in the order Multus names the pod's interfaces (net1, net2, ...), which
+    // is the annotation's order.
+    if vf_pod {
+        data.sort_by_key(|d| pod_netdev(d).map(|n| natural_key(&n)));
+    }
+    let (rails, pod_interfaces) = if let Some(mode) = attachment.filter(|_| rail_mode) {
+        let at = vfs
+            .first()
+            .map(|(_, at)| at.clone())
+            .unwrap_or_else(first_file);
+        let Some(rails) = rails(&options.rails, mode, data.len(), at, &mut notes, findings) else {
+            return Ok(None);
+        };
+        let pod_interfaces = if vf_pod {
+            pod_interfaces(&data, &mut notes)
+        } else {
+            None
+        };
+        (rails, pod_interfaces)
+    } else {
+        (Vec::new(), None)
+    };
+
+    let host_interfaces = if host_view {
+        let mut all: Vec<String> = devices
+            .iter()
+            .flat_map(|d| d.netdevs())
+            .chain(named_management)
+            // A Linux interface name (the sysfs loop writes `-` for none); Multus checks
+            // names by the same rule.
+            .filter(|n| n != "-" && multus::ifname_problem(n).is_none())
+            .collect();
+        all.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)).then(a.cmp(b)));
+        all.dedup();
+        if !all.is_empty() {
+            notes.push(if host_network {
+                "hostInterfaces: the host's netdevs, which a hostNetwork pod shares".to_owned()
+            } else {
+                "hostInterfaces: the host's netdevs as captured; a pod on the cluster network does not have them".to_owned()
+            });
+        }
+        all
+    } else {
+        Vec::new()
+    };
+    notes.push(if host_network {
+        format!(
+            "socketIfname {}: attachment hostNetwork, so the pod bootstraps on a host netdev",
+            cut(&socket_ifname, QUOTED)
+        )
+    } else if options.socket_ifname.is_none() {
+        "socketIfname eth0: the pod's own cluster-network interface (Multus's delegate 0), whatever the host's netdevs are; --attachment hostNetwork for pods on the host's network".to_owned()
+    } else {
+        format!(
+            "socketIfname {}: as --socket-ifname says",
+            cut(&socket_ifname, QUOTED)
+        )
+    });
+
     // Only what the captures show goes into the pool: they say nothing of the
     // training-operator or of the NCCL inside the images, so no spec.target.
     notes.push(format!(
@@ -180,22 +411,161 @@ pub fn detect(obs: &Observations, options: &Options, findings: &mut Findings) ->
     if let Some(ofed) = &obs.ofed {
         notes.push(format!("driver stack: {ofed}"));
     }
-    Some(PoolDraft {
+    Ok(Some(PoolDraft {
         name: options.name.clone(),
         platform: options.platform,
         gpus_per_node: options.gpus_per_node,
         fabric,
+        attachment,
         hcas,
-        socket_ifname: options.socket_ifname.clone(),
+        data_nics: data.len(),
+        rails,
+        pod_interfaces,
+        socket_ifname,
+        host_interfaces,
         gid_index,
         // Written only when it is not the default mlx5_0; `none` when the management
         // NIC has no RDMA device, so that an mlx5_0 data NIC is not mistaken for it.
+        // Not at all in a VF pod, which has no management NIC.
         management_nic: match management {
+            _ if vf_pod => None,
             Some(m) if m == crate::model::pool::DEFAULT_MANAGEMENT_NIC => None,
             Some(m) => Some(m),
             None => Some("none".to_owned()),
         },
         notes,
+    }))
+}
+
+/// Flags that contradict each other or the captures: a usage error, before any pool.
+fn check_flags(
+    options: &Options,
+    attachment: Option<Attachment>,
+    devices: &[Device<'_>],
+) -> Result<(), Error> {
+    let host_network = attachment == Some(Attachment::HostNetwork);
+    // `--socket-ifname` once also named the management NIC's host netdev. Given a
+    // host netdev the captures show, and nothing else, the user means one of two
+    // pools; say which flag gives which.
+    if !options.in_pod
+        && !host_network
+        && options.management_netdev.is_none()
+        && let Some(socket) = options
+            .socket_ifname
+            .as_deref()
+            .filter(|s| *s != POD_NETWORK_IFNAME)
+        && let Some((device, at)) = devices
+            .iter()
+            .find_map(|d| d.netdev_at(socket).map(|at| (d.name, at)))
+    {
+        let s = cut(socket, QUOTED);
+        return Err(Error::Usage(format!(
+            "--socket-ifname {s}: {at} shows {s} as a host netdev of {device}. --socket-ifname is the pod's bootstrap interface (eth0 for pods on the cluster network); name the host's management netdev with --management-netdev {s}, or give --attachment hostNetwork for pods on the host's network, which bootstrap on {s}"
+        )));
+    }
+    let rail_mode = matches!(attachment, Some(Attachment::Sriov | Attachment::Hostdev));
+    if options.rails.any() && !rail_mode {
+        let mode = attachment.map_or("(unset)", Attachment::name);
+        return Err(Error::Usage(format!(
+            "--rail-resource, --rail-network and --rail-namespace describe the rails of attachment sriov or hostdev, and the pool's attachment is {mode}; give --attachment sriov or hostdev, or --in-pod with captures of the pod's VFs"
+        )));
+    }
+    Ok(())
+}
+
+/// The rails of a VF or host-device pool: one per data device, named by the flags, or
+/// None (with an error) when the flags do not name them.
+fn rails(
+    names: &RailNames,
+    mode: Attachment,
+    count: usize,
+    at: Location,
+    notes: &mut Vec<String>,
+    findings: &mut Findings,
+) -> Option<Vec<RailDraft>> {
+    let resource = names
+        .resource
+        .clone()
+        .or_else(|| mode.default_resource().map(str::to_owned));
+    let (Some(resource), Some(network)) = (resource, names.network.clone()) else {
+        let missing = match (
+            names.resource.is_none() && mode.default_resource().is_none(),
+            names.network.is_none(),
+        ) {
+            (true, true) => "--rail-resource and --rail-network",
+            (true, false) => "--rail-resource",
+            _ => "--rail-network",
+        };
+        findings.at(
+            Rule::AttachmentShape,
+            format!(
+                "attachment: {}: the pool needs {count} rail(s), each a device-plugin resource and the Multus network that attaches it, which no capture shows; give {missing} (`{RAIL_NUMBER}` stands for the rail's number: --rail-resource nvidia.com/rail{RAIL_NUMBER} --rail-network gpu-rail{RAIL_NUMBER}; without it one entry stands for every rail)",
+                mode.name()
+            ),
+            at,
+        );
+        return None;
+    };
+    let namespace = names.namespace.clone();
+    let per_rail = [Some(&resource), Some(&network), namespace.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|v| v.contains(RAIL_NUMBER));
+    let rails = if per_rail {
+        let number = |v: &str, n: usize| v.replace(RAIL_NUMBER, &n.to_string());
+        (1..=count)
+            .map(|n| RailDraft {
+                resource: number(&resource, n),
+                count: 1,
+                network: Some(number(&network, n)),
+                namespace: namespace.as_deref().map(|v| number(v, n)),
+            })
+            .collect()
+    } else if count == 0 {
+        Vec::new()
+    } else {
+        vec![RailDraft {
+            resource,
+            count,
+            network: Some(network),
+            namespace,
+        }]
+    };
+    notes.push(format!(
+        "rails: {count}, one per {} (names from --rail-resource and --rail-network)",
+        if mode == Attachment::Hostdev {
+            "device"
+        } else {
+            "VF"
+        }
+    ));
+    Some(rails)
+}
+
+/// The VFs' interfaces as the pod sees them: `auto` when they are net1..netN (as
+/// Multus names them in annotation order), else the names.
+fn pod_interfaces(data: &[&Device<'_>], notes: &mut Vec<String>) -> Option<PodInterfaces> {
+    let names: Option<Vec<String>> = data.iter().map(|d| pod_netdev(d)).collect();
+    let Some(names) = names.filter(|n| !n.is_empty()) else {
+        notes.push(
+            "the captures do not name every VF's interface: podInterfaces left out (auto)"
+                .to_owned(),
+        );
+        return None;
+    };
+    let auto = names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| multus_name(n) == Some(i as u32 + 1));
+    notes.push(format!(
+        "podInterfaces{}: the VFs are {} in the pod",
+        if auto { " auto" } else { "" },
+        names.join(", ")
+    ));
+    Some(if auto {
+        PodInterfaces::Auto
+    } else {
+        PodInterfaces::Named(names)
     })
 }
 
@@ -269,10 +639,8 @@ mod tests {
     fn options() -> Options {
         Options {
             name: "p".to_owned(),
-            platform: Platform::Generic,
-            socket_ifname: "eth0".to_owned(),
             gpus_per_node: 8,
-            in_pod: false,
+            ..Options::default()
         }
     }
 
@@ -294,8 +662,8 @@ mod tests {
         let mut obs = Observations::default();
         capture::read(&mut obs, &"gids.txt".into(), &text);
         let mut findings = Findings::default();
-        let pool = detect(&obs, &options(), &mut findings).unwrap();
-        assert_eq!(pool.hcas, ["mlx5_1", "mlx5_2"]);
+        let pool = detect(&obs, &options(), &mut findings).unwrap().unwrap();
+        assert_eq!(pool.hcas.unwrap(), ["mlx5_1", "mlx5_2"]);
         assert_eq!(pool.fabric, Fabric::Roce);
         assert_eq!(pool.gid_index, Some(GidIndex::Auto));
         let messages: Vec<(&str, usize)> = findings
@@ -327,8 +695,8 @@ mod tests {
         let mut obs = Observations::default();
         capture::read(&mut obs, &"gids.txt".into(), &text);
         let mut findings = Findings::default();
-        let pool = detect(&obs, &options(), &mut findings).unwrap();
-        assert_eq!(pool.hcas, ["mlx5_", "mlx5_1"]);
+        let pool = detect(&obs, &options(), &mut findings).unwrap().unwrap();
+        assert_eq!(pool.hcas.unwrap(), ["mlx5_", "mlx5_1"]);
         assert_eq!(pool.gid_index, Some(GidIndex::Index(3)));
     }
 
@@ -350,7 +718,7 @@ mod tests {
             let mut obs = Observations::default();
             capture::read(&mut obs, &"gids.txt".into(), &text);
             let mut findings = Findings::default();
-            let pool = detect(&obs, &options(), &mut findings).unwrap();
+            let pool = detect(&obs, &options(), &mut findings).unwrap().unwrap();
             assert_eq!(pool.gid_index, Some(expected), "{text}");
         }
     }

@@ -20,10 +20,26 @@ impl Device<'_> {
         let mut n: BTreeSet<String> = self
             .ports
             .iter()
-            .filter_map(|(_, p)| p.netdev.clone())
+            .filter_map(|(_, p)| p.netdev.as_ref().map(|(n, _)| n.clone()))
             .collect();
         n.extend(self.gids.iter().filter_map(|g| g.netdev.clone()));
         n
+    }
+
+    /// The first line that names `netdev` as one of this device's.
+    pub fn netdev_at(&self, netdev: &str) -> Option<Location> {
+        let port = self.ports.iter().find_map(|(_, p)| {
+            p.netdev
+                .as_ref()
+                .filter(|(n, _)| n == netdev)
+                .map(|(_, at)| at.clone())
+        });
+        port.or_else(|| {
+            self.gids
+                .iter()
+                .find(|g| g.netdev.as_deref() == Some(netdev))
+                .map(|g| g.at.clone())
+        })
     }
 
     pub fn fabric(&self) -> Option<(Fabric, Option<Location>)> {

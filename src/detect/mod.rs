@@ -1,5 +1,6 @@
 //! Diagnostics: read what a node says (`show_gids`, `ibstat`, `ibv_devinfo`,
-//! `rdma link show`, `ofed_info -s`, `dpkg -l`) and decide a Pool from it.
+//! `rdma link show`, `ibdev2netdev`, a `physfn` listing, `ofed_info -s`, `dpkg -l`)
+//! and decide a Pool from it.
 //!
 //! Formats: reference/rdma-nccl.md §2 and the samples in reference/diag-samples/.
 //! Parsers accept tabs or spaces, blank lines, trailers, several ports per device and
@@ -35,7 +36,9 @@ pub struct Port {
     pub physical: Option<(String, Location)>,
     pub base_lid: Option<u32>,
     pub sm_lid: Option<u32>,
-    pub netdev: Option<String>,
+    /// The port's netdev and the line that named it (`rdma link`, `ibdev2netdev`, or
+    /// show_gids' DEV column).
+    pub netdev: Option<(String, Location)>,
 }
 
 /// One row of a GID table.
@@ -59,6 +62,10 @@ pub struct Observations {
     pub ofed: Option<String>,
     /// Package → (dpkg status such as `ii`, where).
     pub dpkg: Option<BTreeMap<String, (String, Location)>>,
+    /// Device → whether it is an SR-IOV VF, from a listing of
+    /// `/sys/class/infiniband/<dev>/device/physfn` (a VF has the link, a PF has none),
+    /// and where the listing said so.
+    pub physfn: BTreeMap<String, (bool, Location)>,
     /// Lines that could not be read.
     pub unreadable: Vec<(Location, String)>,
     /// Where each capture file starts, for findings about a whole file.

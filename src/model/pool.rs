@@ -237,6 +237,16 @@ pub enum PodInterfaces {
     Named(Vec<String>),
 }
 
+/// Written as a Pool reads it: `auto`, or the list of names.
+impl Serialize for PodInterfaces {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PodInterfaces::Auto => s.serialize_str("auto"),
+            PodInterfaces::Named(names) => names.serialize(s),
+        }
+    }
+}
+
 impl JsonSchema for PodInterfaces {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "PodInterfaces".into()

@@ -349,7 +349,8 @@ fn a_device_name_render_would_reject_never_reaches_the_pool() {
     )
     .unwrap();
     let file = path.to_str().unwrap();
-    let out = rdmagen(&["detect", "--capture", file, "--socket-ifname", "eth9"]);
+    // eth9 carries no device: every device is a data NIC.
+    let out = rdmagen(&["detect", "--capture", file, "--management-netdev", "eth9"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(&format!(
@@ -420,6 +421,250 @@ fn a_detected_pool_renders_what_the_capture_implies() {
     assert_eq!(get("NCCL_SOCKET_IFNAME"), Some("eth0".into()));
     // NCCL_IB_DISABLE=0 is NCCL's default: not written.
     assert_eq!(get("NCCL_IB_DISABLE"), None);
+}
+
+/// Render a two-node whole-node job on the pool detect printed (`pool`, named
+/// `name`): the training container's env, the worker pod, and render's stderr.
+fn render_on(pool: &[u8], name: &str) -> (Vec<Value>, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        format!("apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: probe}}\nspec:\n  pool: {name}\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n"),
+    )
+    .unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
+    let pod = docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"].clone();
+    let env = pod["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .clone();
+    (env, pod, stderr)
+}
+
+fn env_value(env: &[Value], name: &str) -> Option<Value> {
+    env.iter()
+        .find(|v| v["name"] == name)
+        .map(|v| v["value"].clone())
+}
+
+/// Issue 24: a host whose management NIC is bond0 (over mlx5_bond_0). Its host netdev
+/// is named by --management-netdev and recorded as the host's (hostInterfaces,
+/// managementNic); pods on the cluster network bootstrap on eth0, which the host does
+/// not have. The pool renders without RDG177.
+#[test]
+fn a_bonded_management_nic_stays_on_the_host_and_pods_bootstrap_on_eth0() {
+    let bond = "tests/diag/roce-host-bond.txt";
+    let d = run(&["--capture", bond, "--management-netdev", "bond0"]);
+    assert_eq!(d.code, 0);
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+    assert_eq!(
+        *net(&d),
+        serde_json::json!({
+            "fabric": "roce",
+            "hcas": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
+            "socketIfname": "eth0",
+            "hostInterfaces": ["bond0", "ens1np0", "ens2np0", "ens3np0", "ens4np0"],
+            "gidIndex": 3,
+            "managementNic": "mlx5_bond_0",
+        })
+    );
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        bond,
+        "--management-netdev",
+        "bond0",
+        "--name",
+        "bonded",
+    ]);
+    let (env, _, stderr) = render_on(&out.stdout, "bonded");
+    assert!(!stderr.contains("RDG177"), "{stderr}");
+    assert_eq!(env_value(&env, "NCCL_SOCKET_IFNAME"), Some("eth0".into()));
+    assert_eq!(
+        env_value(&env, "NCCL_IB_HCA"),
+        Some("=mlx5_0,mlx5_1,mlx5_2,mlx5_3".into())
+    );
+
+    // The old spelling, --socket-ifname for the management netdev, would give pods a
+    // host netdev: a usage error that names the capture line and both ways out.
+    let out = rdmagen(&["detect", "--capture", bond, "--socket-ifname", "bond0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "error: --socket-ifname bond0: tests/diag/roce-host-bond.txt:10:1 shows bond0 as a host netdev of mlx5_bond_0. --socket-ifname is the pod's bootstrap interface (eth0 for pods on the cluster network); name the host's management netdev with --management-netdev bond0, or give --attachment hostNetwork for pods on the host's network, which bootstrap on bond0\n"
+    );
+}
+
+/// On hostNetwork the pod has the host's netdevs: socketIfname is the management
+/// netdev, named by either flag, and one of hostInterfaces.
+#[test]
+fn a_host_network_pool_bootstraps_on_the_host_netdev() {
+    let bond = "tests/diag/roce-host-bond.txt";
+    for flag in ["--management-netdev", "--socket-ifname"] {
+        let d = run(&[
+            "--capture",
+            bond,
+            "--attachment",
+            "hostNetwork",
+            flag,
+            "bond0",
+        ]);
+        assert_eq!(d.code, 0, "{flag}");
+        assert!(d.findings.is_empty(), "{flag}: {:?}", d.findings);
+        assert_eq!(
+            *net(&d),
+            serde_json::json!({
+                "fabric": "roce",
+                "attachment": "hostNetwork",
+                "hcas": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
+                "socketIfname": "bond0",
+                "hostInterfaces": ["bond0", "ens1np0", "ens2np0", "ens3np0", "ens4np0"],
+                "gidIndex": 3,
+                "managementNic": "mlx5_bond_0",
+            }),
+            "{flag}"
+        );
+    }
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        bond,
+        "--attachment",
+        "hostNetwork",
+        "--management-netdev",
+        "bond0",
+        "--name",
+        "hostnet",
+    ]);
+    let (env, pod, stderr) = render_on(&out.stdout, "hostnet");
+    assert!(!stderr.contains("RDG177"), "{stderr}");
+    assert_eq!(pod["spec"]["hostNetwork"], true);
+    assert_eq!(env_value(&env, "NCCL_SOCKET_IFNAME"), Some("bond0".into()));
+}
+
+/// Issue 24: inside a pod with 8 SR-IOV VFs (physfn links, net1..net8), detect proposes
+/// attachment: sriov, one rail per VF in netN order, podInterfaces auto, eth0 for
+/// bootstrap and no hcas (the VFs' names are the host's choice). The rails' names are
+/// not in any capture: without --rail-resource/--rail-network no pool is printed and
+/// RDG179 says which flags to give, at the first VF's physfn line.
+#[test]
+fn an_in_pod_capture_of_eight_vfs_proposes_sriov() {
+    let pod = "tests/diag/sriov-pod.txt";
+    let d = run(&["--in-pod", "--capture", pod]);
+    assert_eq!(d.code, 1);
+    assert_eq!(d.pool, Value::Null);
+    assert_eq!(rules(&d), [("RDG179", 24), ("RDG105", 35)]);
+    assert_eq!(
+        d.messages[0],
+        "attachment: sriov: the pool needs 8 rail(s), each a device-plugin resource and the Multus network that attaches it, which no capture shows; give --rail-resource and --rail-network (`{n}` stands for the rail's number: --rail-resource nvidia.com/rail{n} --rail-network gpu-rail{n}; without it one entry stands for every rail)"
+    );
+
+    let per_rail = [
+        "--in-pod",
+        "--capture",
+        pod,
+        "--rail-resource",
+        "nvidia.com/rail{n}",
+        "--rail-network",
+        "gpu-rail{n}",
+    ];
+    let d = run(&per_rail);
+    assert_eq!(d.code, 0);
+    assert_eq!(rules(&d), [("RDG105", 35)]);
+    let rails: Vec<Value> = (1..=8)
+        .map(|n| serde_json::json!({"resource": format!("nvidia.com/rail{n}"), "network": format!("gpu-rail{n}")}))
+        .collect();
+    assert_eq!(
+        *net(&d),
+        serde_json::json!({
+            "fabric": "roce",
+            "attachment": "sriov",
+            "rails": rails,
+            "podInterfaces": "auto",
+            "socketIfname": "eth0",
+            "gidIndex": "auto",
+        })
+    );
+    let mut args = vec!["detect"];
+    args.extend_from_slice(&per_rail);
+    args.extend(["--name", "vfs"]);
+    let out = rdmagen(&args);
+    let (env, pod_template, stderr) = render_on(&out.stdout, "vfs");
+    assert!(!stderr.contains("error["), "{stderr}");
+    assert_eq!(env_value(&env, "NCCL_SOCKET_IFNAME"), Some("eth0".into()));
+    assert_eq!(
+        env_value(&env, "NCCL_IB_HCA"),
+        None,
+        "the pod's VFs are all it has"
+    );
+    assert_eq!(
+        pod_template["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+        (1..=8)
+            .map(|n| format!("gpu-rail{n}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let limits = &pod_template["spec"]["containers"][0]["resources"]["limits"];
+    for n in 1..=8 {
+        assert_eq!(limits[format!("nvidia.com/rail{n}")], "1", "{limits}");
+    }
+
+    // One pool of VFs: one entry with a count.
+    let d = run(&[
+        "--in-pod",
+        "--capture",
+        pod,
+        "--rail-resource",
+        "nvidia.com/sriov_rdma",
+        "--rail-network",
+        "sriov-rdma",
+        "--rail-namespace",
+        "netops",
+    ]);
+    assert_eq!(d.code, 0);
+    assert_eq!(
+        net(&d)["rails"],
+        serde_json::json!([{"resource": "nvidia.com/sriov_rdma", "count": 8, "network": "sriov-rdma", "namespace": "netops"}])
+    );
+}
+
+/// Rail names on a pool without rails are a usage error, as is a rail name the
+/// Multus annotation cannot hold (the pool is checked before it is printed).
+#[test]
+fn rail_flags_need_a_rail_attachment_and_valid_names() {
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        "tests/diag/roce-host.txt",
+        "--rail-network",
+        "gpu-rail{n}",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: --rail-resource, --rail-network and --rail-namespace describe the rails of attachment sriov or hostdev, and the pool's attachment is (unset); give --attachment sriov or hostdev, or --in-pod with captures of the pod's VFs\n"
+    );
+    let d = run(&[
+        "--in-pod",
+        "--capture",
+        "tests/diag/sriov-pod.txt",
+        "--rail-resource",
+        "nvidia.com/rail{n}",
+        "--rail-network",
+        "GPU_rail{n}",
+    ]);
+    assert_eq!(d.code, 1);
+    assert_eq!(d.pool, Value::Null, "a pool render rejects is not printed");
+    assert!(
+        d.findings.iter().any(|(r, _)| r == "RDG179"),
+        "{:?}",
+        d.findings
+    );
 }
 
 /// The printed capture script's sysfs loop, run against a fake sysfs tree, produces
@@ -535,9 +780,8 @@ proptest! {
         let options = Options {
             name: "p".into(),
             platform: Platform::Generic,
-            socket_ifname: "eth0".into(),
             gpus_per_node: 8,
-            in_pod: false,
+            ..Options::default()
         };
         let mut findings = Findings::default();
         let _ = detect(&obs, &options, &mut findings);

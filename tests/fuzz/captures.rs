@@ -41,12 +41,13 @@ fn detect_case(text: &str, platform: Platform, in_pod: bool) -> Result<bool, Str
     let options = Options {
         name: "fuzz".to_owned(),
         platform,
-        socket_ifname: "eth0".to_owned(),
         gpus_per_node: 8,
         in_pod,
+        ..Options::default()
     };
     let mut findings = Findings::default();
-    let draft = decide::detect(&obs, &options, &mut findings);
+    let draft = decide::detect(&obs, &options, &mut findings)
+        .map_err(|e| format!("detect refused the default flags: {e}"))?;
     layout.all_inside(&findings)?;
     let Some(draft) = draft else {
         return Ok(false);

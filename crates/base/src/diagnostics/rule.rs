@@ -412,8 +412,8 @@ rules! {
         "the GID table was captured inside a pod", "https://github.com/NVIDIA/nccl/issues/1573",
         "In a pod the GID table holds only the pod's addresses, at indices that differ from the host's and can change with the pod network. `gidIndex: auto` (NCCL's dynamic selection) is the safe choice.";
     NoManagementNic "RDG106" Info false,
-        "no device carries the socket interface", SEED_CUBESTUDIO,
-        "The management NIC is the device whose netdev is NCCL_SOCKET_IFNAME (usually eth0 on mlx5_0); it stays out of NCCL_IB_HCA. When none matches, every device is taken as a data NIC.";
+        "no device carries the management netdev", SEED_CUBESTUDIO,
+        "The management NIC is the device whose host netdev is `detect --management-netdev` (default eth0, usually on mlx5_0; bond0 on a bonded host); it stays out of NCCL_IB_HCA. When none matches, every device is taken as a data NIC.";
     IbWithoutSm "RDG107" Warning false,
         "an InfiniBand port has no LID or no subnet manager", CAPTURES,
         "An active IB port gets a LID from the subnet manager; Base lid 0 or 65535, or SM lid 0, means no subnet manager answered and IB traffic will not flow.";

@@ -7,27 +7,34 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How pods reach the RDMA fabric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 pub enum Attachment {
     /// The RDMA shared device plugin: one resource (a pod slot, always 1) hands the pod
     /// every HCA its selector matched, under the host's names.
     #[serde(rename = "shared")]
+    #[value(name = "shared")]
     Shared,
     /// SR-IOV VFs through Multus: one VF per rail (a resource per rail, or one pool of
     /// VFs with a count), each attached by a secondary network; inside the pod the VFs
     /// are `net1..netN` and their RDMA devices have names the host chose.
     #[serde(rename = "sriov")]
+    #[value(name = "sriov")]
     Sriov,
     /// Host devices through Multus (`HostDeviceNetwork`, `nvidia.com/hostdev`): the
     /// whole device moves into the pod.
     #[serde(rename = "hostdev")]
+    #[value(name = "hostdev")]
     Hostdev,
     /// IPoIB through Multus (`IPoIBNetwork`) beside the shared device plugin's resource.
     #[serde(rename = "ipoib")]
+    #[value(name = "ipoib")]
     Ipoib,
     /// The pod on the host's network (`hostNetwork: true`): it sees the host's
     /// interfaces and every HCA, the management NIC included.
     #[serde(rename = "hostNetwork")]
+    #[value(name = "hostNetwork")]
     HostNetwork,
 }
 
