@@ -38,7 +38,7 @@ pub fn text() -> String {
 # pool attachment: sriov.)
 
 # Then, on your machine, for a capture taken on a node:
-#   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce]
+#   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce|aks|oci]
 #     [--management-netdev bond0]    the host netdev of the management NIC (default eth0)
 #     [--attachment hostNetwork]     pods on the host's network: socketIfname is that netdev
 # for one taken inside a pod (kubectl exec):

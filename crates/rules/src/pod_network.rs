@@ -173,7 +173,6 @@ fn items(v: &Value) -> impl Iterator<Item = (usize, &Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::{AutoRdma, Fabric, PartialNodeHcas};
     use serde_json::json;
 
     #[test]
@@ -245,31 +244,10 @@ mod tests {
         }]});
         // No Istio finding: Istio does not inject into a hostNetwork pod.
         assert_eq!(rules(&pod, &json!({})), [Rule::SocketIfnameNotInPod]);
-        // A platform whose hosts are documented to have eth0 (OCI's GPU shapes, once
-        // a profile says so) makes it right.
-        fn nothing(_: Fabric, _: bool) -> &'static [&'static str] {
-            &[]
-        }
-        fn rdma(_: Fabric) -> &'static str {
-            "rdma/hca"
-        }
-        static WITH_ETH0: Profile = Profile {
-            name: "test",
-            title: "a test platform",
-            presets: nothing,
-            rdma_resource: rdma,
-            typed_rdma_resource: rdma,
-            auto_rdma: AutoRdma::MultiNode,
-            owns_qos: false,
-            injects_into_pid1: false,
-            socket_ifname: None,
-            host_interfaces: &["eth0"],
-            partial_node_hcas: PartialNodeHcas::All,
-            operator: None,
-            recommends: &[],
-            source: "test",
-        };
-        assert!(check(&pod, &json!({}), "/spec", Some(&WITH_ETH0)).is_empty());
+        // A platform whose hosts are documented to have eth0 (OCI's GPU shapes) makes
+        // it right.
+        let oci = crate::platform::profile(crate::platform::Platform::Oci);
+        assert!(check(&pod, &json!({}), "/spec", Some(oci)).is_empty());
         let mut pod_network = pod.clone();
         pod_network["hostNetwork"] = false.into();
         assert_eq!(
