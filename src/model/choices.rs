@@ -220,7 +220,7 @@ mod tests {
             POOL,
             "spec:\n",
             "spec:\n  platform: aistuido\n",
-            "spec.platform: expected one of `generic`, `aistudio`, `cubestudio` or `cce`, got `aistuido`; did you mean `aistudio`?",
+            "spec.platform: expected one of `generic`, `aistudio`, `cubestudio`, `cce`, `aks` or `oci`, got `aistuido`; did you mean `aistudio`?",
         ),
         (
             POOL,

@@ -73,7 +73,7 @@ fn enum_errors_list_the_accepted_values_and_the_nearest() {
         "\
 job.yaml:10:3: error[RDG004]: spec.restartPolicy: expected one of `OnFailure`, `Never`, `Always` or `ExitCode`, got `onfailure`; did you mean `OnFailure`?
 job.yaml:11:3: error[RDG004]: spec.imagePullPolicy: expected one of `Always`, `IfNotPresent` or `Never`, got `always`; did you mean `Always`?
-pools.yaml:5:3: error[RDG004]: spec.platform: expected one of `generic`, `aistudio`, `cubestudio` or `cce`, got `aistuido`; did you mean `aistudio`?
+pools.yaml:5:3: error[RDG004]: spec.platform: expected one of `generic`, `aistudio`, `cubestudio`, `cce`, `aks` or `oci`, got `aistuido`; did you mean `aistudio`?
 pools.yaml:8:5: error[RDG004]: spec.network.fabric: expected one of `roce`, `ib` or `tcp`, got `RoCE`; did you mean `roce`?
 pools.yaml:11:5: error[RDG004]: spec.network.gidIndex: expected a non-negative integer or `auto`, got the string `\"3\"` (write 3 without quotes)
 error: 5 findings fail the run; nothing was written
