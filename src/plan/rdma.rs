@@ -233,6 +233,19 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             name.to_owned()
         }
     };
+    if count > 1
+        && let Some(mode @ (Attachment::Shared | Attachment::Ipoib)) = attachment
+    {
+        ctx.report(
+            Rule::SharedSlotCount,
+            format!(
+                "`{}` asks for {count} of `{resource}`, the shared device plugin's resource on pool `{pool_name}` (attachment: {}): one is a pod slot that already gives the pod every HCA, and the others only take slots from other pods; write `rdma: on`",
+                spec.rdma.trim(),
+                mode.name()
+            ),
+            &AT,
+        );
+    }
     Rdma {
         on: true,
         resources: vec![(resource, count)],
