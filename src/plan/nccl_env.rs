@@ -60,17 +60,16 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
             Some(value) => (name, Some(value), why.to_owned()),
             None => (name, from_shape(name), shape_reason.clone()),
         };
-        let gid = match (fabric, net.gid_index) {
-            (Fabric::Roce, Some(GidIndex::Index(i))) => Some(i.to_string()),
-            _ => None,
-        };
-        let gid = match (fabric, net.gid_index) {
+        from_pool.push(match (fabric, net.gid_index) {
+            (Fabric::Roce, Some(GidIndex::Index(i))) => or_shape(
+                "NCCL_IB_GID_INDEX",
+                Some(i.to_string()),
+                "the pool's RoCE GID index",
+            ),
             // `gidIndex: auto` is the pool's own decision: no shape value over it.
-            (Fabric::Roce, Some(GidIndex::Auto)) => ("NCCL_IB_GID_INDEX", None, String::new()),
-            (Fabric::Roce, _) => or_shape("NCCL_IB_GID_INDEX", gid, "the pool's RoCE GID index"),
+            (Fabric::Roce, None) => or_shape("NCCL_IB_GID_INDEX", None, ""),
             _ => ("NCCL_IB_GID_INDEX", None, String::new()),
-        };
-        from_pool.push(gid);
+        });
         from_pool.push(or_shape(
             "NCCL_IB_TIMEOUT",
             number(net.ib_timeout),
