@@ -334,8 +334,19 @@ pub fn detect(
         }
         _ => Some(data_names.clone()),
     };
-    let gid_index = (fabric == Fabric::Roce)
-        .then(|| gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings));
+    // A pod with its own VFs or devices has their GID tables, which hold the pod's
+    // addresses; the host's table says nothing about the index inside it.
+    let own_devices = attachment.filter(|a| !a.host_device_names() && !options.in_pod);
+    let gid_index = (fabric == Fabric::Roce).then(|| match own_devices {
+        Some(a) => {
+            notes.push(format!(
+                "attachment: {}: gidIndex: auto, since the pod's devices have GID tables of their own, holding the pod's addresses, which a host capture does not show (capture inside a pod with --in-pod to read them)",
+                a.name()
+            ));
+            GidIndex::Auto
+        }
+        None => gid_index::gid_index(obs, &data, options.in_pod, &mut notes, findings),
+    });
     if gid_index == Some(GidIndex::Auto) {
         notes.push(
             "gidIndex: auto needs NCCL 2.21 or later in the images (dynamic GID selection; index 0 before)"

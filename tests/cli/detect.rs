@@ -822,3 +822,51 @@ fn a_device_name_no_pool_accepts_is_an_unreadable_line() {
     let lines: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
     assert_eq!(lines, [1, 2, 3, 4, 5]);
 }
+
+/// `--attachment` on a host capture: `shared` and `ipoib` pods see the host's HCAs and
+/// GID table, so hcas and the host's index stay; `sriov` pods have their own VFs,
+/// whose GID tables hold the pod's addresses, so no hcas, one rail per data NIC, and
+/// `gidIndex: auto` rather than the host's index.
+#[test]
+fn an_attachment_on_a_host_capture_decides_what_the_host_tells_about_the_pod() {
+    let bond = "tests/diag/roce-host-bond.txt";
+    for mode in ["shared", "ipoib"] {
+        let d = run(&[
+            "--capture",
+            bond,
+            "--management-netdev",
+            "bond0",
+            "--attachment",
+            mode,
+        ]);
+        assert_eq!(d.code, 0, "{mode}");
+        assert_eq!(net(&d)["attachment"], mode);
+        assert_eq!(
+            net(&d)["hcas"],
+            serde_json::json!(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"])
+        );
+        assert_eq!(net(&d)["gidIndex"], 3, "{mode}: the host's index");
+    }
+    let d = run(&[
+        "--capture",
+        bond,
+        "--management-netdev",
+        "bond0",
+        "--attachment",
+        "sriov",
+        "--rail-resource",
+        "nvidia.com/rail{n}",
+        "--rail-network",
+        "rail{n}",
+    ]);
+    assert_eq!(d.code, 0);
+    assert!(net(&d)["hcas"].is_null());
+    assert_eq!(net(&d)["gidIndex"], "auto");
+    assert_eq!(net(&d)["socketIfname"], "eth0");
+    let rails = net(&d)["rails"].as_array().unwrap();
+    assert_eq!(rails.len(), 4);
+    assert_eq!(
+        rails[3],
+        serde_json::json!({"resource": "nvidia.com/rail4", "network": "rail4"})
+    );
+}
