@@ -180,8 +180,12 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
     };
     let mode_default = attachment.and_then(|a| a.default_resource().map(|name| (a, name)));
 
-    let resource = match (&ctx.pool.value.spec.network.rdma_resource, mode_default) {
-        (Some(name), _) => {
+    let resource = match (
+        &ctx.pool.value.spec.network.rdma_resource,
+        platform_shared,
+        mode_default,
+    ) {
+        (Some(name), ..) => {
             ctx.decisions.record(
                 "rdma resource",
                 format!("{name}: {count}"),
@@ -189,8 +193,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             );
             name.clone()
         }
-        (None, _) if platform_shared.is_some() => {
-            let (name, why) = platform_shared.unwrap_or_default();
+        (None, Some((name, why)), _) => {
             ctx.decisions.record(
                 "rdma resource",
                 format!("{name}: {count}"),
@@ -198,7 +201,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             );
             name.to_owned()
         }
-        (None, Some((mode, name))) => {
+        (None, None, Some((mode, name))) => {
             ctx.decisions.record(
                 "rdma resource",
                 format!("{name}: {count}"),
@@ -209,7 +212,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             );
             name.to_owned()
         }
-        (None, None) => {
+        (None, None, None) => {
             let typed = matches!(request, RdmaRequest::Typed { .. });
             let name = if typed {
                 (profile.typed_rdma_resource)(fabric)

@@ -6,25 +6,17 @@
 //! strictly required" for RDMA over InfiniBand. Pods bootstrap on the cluster
 //! network's `eth0`, and need IPC_LOCK ("without it `ulimit -l` shows 64").
 
-use super::PartialNodeHcas;
-use super::{AutoRdma, Profile, by_fabric, no_presets};
+use super::Profile;
 
 const SOURCE: &str = "https://github.com/Azure/aks-rdma-infiniband/blob/main/website/docs/configurations/01-network-operator.md";
 
 pub const PROFILE: Profile = Profile {
     name: "aks",
     title: "AKS",
-    presets: no_presets,
-    rdma_resource: by_fabric,
-    typed_rdma_resource: by_fabric,
-    auto_rdma: AutoRdma::MultiNode,
-    owns_qos: false,
-    injects_into_pid1: false,
     socket_ifname: Some((
         "eth0",
         "AKS pods bootstrap on the cluster network's eth0 (Azure/aks-rdma-infiniband, network-operator.md)",
     )),
-    host_interfaces: &[],
     shared_resource: Some((
         "rdma/shared_ib",
         "AKS's shared device plugin resource, 63 pods per node (Azure/aks-rdma-infiniband, network-operator.md)",
@@ -32,10 +24,7 @@ pub const PROFILE: Profile = Profile {
     rails_without_networks: Some(
         "AKS's SR-IOV device plugin hands each pod whole InfiniBand devices (`rdma/ib`, one per NIC); Multus is not needed for RDMA over InfiniBand (Azure/aks-rdma-infiniband, network-operator.md)",
     ),
-    shape_label: None,
-    shapes: &[],
-    partial_node_hcas: PartialNodeHcas::All,
-    operator: None,
-    recommends: &[],
     source: SOURCE,
+    // Otherwise as a self-built cluster: nothing injected, the pool's QoS.
+    ..super::generic::PROFILE
 };

@@ -13,8 +13,7 @@
 //! left out: their values change what NCCL is, not how it reaches the wire, and rdmagen
 //! has no model of those yet.
 
-use super::PartialNodeHcas;
-use super::{AutoRdma, Profile, Shape, by_fabric, no_presets};
+use super::{Profile, Shape};
 
 /// The node label OKE sets to the node's shape.
 pub const SHAPE_LABEL: &str = "node.kubernetes.io/instance-type";
@@ -22,7 +21,6 @@ pub const SHAPE_LABEL: &str = "node.kubernetes.io/instance-type";
 const SOURCE: &str = "https://github.com/oracle-quickstart/oci-hpc-oke/blob/main/terraform/via-provider-nccl-rccl-configmap.tf";
 
 const A100_HCAS: &str = "=mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7,mlx5_8,mlx5_14,mlx5_15,mlx5_16,mlx5_17,mlx5_9,mlx5_10,mlx5_11,mlx5_12";
-const H200_B200_HCAS: &str = "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11";
 
 /// What every shape below shares: RoCE v2 at GID index 3, traffic class 41, service
 /// level 0, timeout 22, data split off.
@@ -38,6 +36,14 @@ macro_rules! roce {
         ]
     };
 }
+
+/// BM.GPU.H200.8 and BM.GPU.B200.8: Oracle gives both the same values.
+const H200_B200: &[(&str, &str)] = roce![
+    "NCCL_CUMEM_ENABLE" => "0",
+    "NCCL_IB_HCA" => "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11",
+    "NCCL_SOCKET_IFNAME" => "eth0",
+    "NCCL_IGNORE_CPU_AFFINITY" => "1",
+];
 
 pub const SHAPES: &[Shape] = &[
     Shape {
@@ -72,21 +78,11 @@ pub const SHAPES: &[Shape] = &[
     },
     Shape {
         name: "BM.GPU.H200.8",
-        nccl: roce![
-            "NCCL_CUMEM_ENABLE" => "0",
-            "NCCL_IB_HCA" => H200_B200_HCAS,
-            "NCCL_SOCKET_IFNAME" => "eth0",
-            "NCCL_IGNORE_CPU_AFFINITY" => "1",
-        ],
+        nccl: H200_B200,
     },
     Shape {
         name: "BM.GPU.B200.8",
-        nccl: roce![
-            "NCCL_CUMEM_ENABLE" => "0",
-            "NCCL_IB_HCA" => H200_B200_HCAS,
-            "NCCL_SOCKET_IFNAME" => "eth0",
-            "NCCL_IGNORE_CPU_AFFINITY" => "1",
-        ],
+        nccl: H200_B200,
     },
     Shape {
         name: "BM.GPU.B300.8",
@@ -102,26 +98,17 @@ pub const SHAPES: &[Shape] = &[
 pub const PROFILE: Profile = Profile {
     name: "oci",
     title: "OCI",
-    presets: no_presets,
-    rdma_resource: by_fabric,
-    typed_rdma_resource: by_fabric,
-    auto_rdma: AutoRdma::MultiNode,
-    owns_qos: false,
-    injects_into_pid1: false,
-    socket_ifname: None,
     // Oracle's values for every shape that names a bootstrap interface name eth0, and
     // its hostNetwork guide runs pods on the host's network with it.
     host_interfaces: &["eth0"],
-    shared_resource: None,
-    rails_without_networks: None,
     shape_label: Some(SHAPE_LABEL),
     shapes: SHAPES,
-    partial_node_hcas: PartialNodeHcas::All,
-    operator: None,
     // Filed under the NCCL docs' debugging section, yet in Oracle's tuning for every
     // shape.
     recommends: &["NCCL_IB_SPLIT_DATA_ON_QPS"],
     source: SOURCE,
+    // Otherwise as a self-built cluster: nothing injected, the pool's QoS.
+    ..super::generic::PROFILE
 };
 
 #[cfg(test)]
