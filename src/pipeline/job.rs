@@ -11,6 +11,7 @@ use crate::pipeline::rendered::RenderedJob;
 use crate::pipeline::run::Run;
 use crate::pipeline::sink::Order;
 use crate::plan;
+use crate::plan::trainer::RuntimeShape;
 use crate::yaml::tree::Seg;
 
 /// Resolve, render, verify and hand over one job; false when the run must stop (the
@@ -42,9 +43,21 @@ pub(super) fn job_done(
     let (name, namespace) = (meta.name.as_str(), meta.namespace.as_deref());
     let dir = run.placement.dir(name, namespace);
     let own = own_suppressions(job);
-    let rendered = render_job(run, &own, job, pool, broken, &dir, &mut partial.findings);
+    // A runtime the job is the first to need: reported apart from the job's own
+    // findings, which the job's suppressions and levels judge.
+    let mut runtimes = Partial::default();
+    let rendered = render_job(
+        run,
+        &own,
+        (job, pool, broken),
+        &dir,
+        &mut partial.findings,
+        &mut runtimes,
+    );
+    let stopped = runtimes.error.is_some();
+    partial.merge(runtimes);
     let Some(rendered) = rendered else {
-        return true;
+        return !stopped;
     };
     if run.explain {
         partial.decisions.push((
@@ -83,22 +96,24 @@ fn own_suppressions(job: &Loaded<JobDocument>) -> Suppressions {
 }
 
 /// Resolve, then render and verify unless the job or its pool has errors (after the
-/// user's rule levels and suppressions).
+/// user's rule levels and suppressions). A Trainer runtime planned for the job goes to
+/// `runtimes`.
 fn render_job(
     run: &Run<'_>,
     own: &Suppressions,
-    job: &Loaded<JobDocument>,
-    pool: &Loaded<PoolDocument>,
-    pool_broken: bool,
+    (job, pool, pool_broken): (&Loaded<JobDocument>, &Loaded<PoolDocument>, bool),
     dir: &str,
     findings: &mut Findings,
+    runtimes: &mut Partial,
 ) -> Option<RenderedJob> {
     let from = findings.len();
     let mut plan = plan::resolve(job, pool, findings);
     check_namespace(job, findings);
     if let Some(trainer) = plan.target.trainer() {
         // A Trainer pool whose runtime failed is broken: its errors were reported.
-        let runtime = run.runtimes.get(&job.value.spec.pool)?;
+        let gpus = job.value.spec.gpus_per_node;
+        let shape = |whole: &_| RuntimeShape::of(gpus, &plan, whole);
+        let runtime = run.runtimes.for_job(run.writer(), pool, shape, runtimes)?;
         if !trainer.cluster_scoped && runtime.namespace != job.value.metadata.namespace {
             findings.at(
                 Rule::RuntimeNamespace,
@@ -111,7 +126,7 @@ fn render_job(
                 job.doc.locate(&[Seg::Key("metadata")]),
             );
         }
-        plan.train_job = Some(plan::trainer::train_job(job, &mut plan, runtime, findings));
+        plan.train_job = Some(plan::trainer::train_job(job, &mut plan, &runtime, findings));
     }
     let (fails, used) = run.judge.judge(findings, from, own);
     if fails || pool_broken {

@@ -156,9 +156,14 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         suppressions: &suppressions,
     };
     pools.register(definitions, judge, &mut total.findings);
-    let runtimes = runtimes::runtimes(
-        &mut pools, &wanted, &renderer, &verifier, judge, sink, explain, &mut total,
-    );
+    let writer = runtimes::Writer {
+        renderer: &renderer,
+        verifier: &verifier,
+        judge,
+        sink,
+        explain,
+    };
+    let runtimes = runtimes::Runtimes::plan(writer, &mut pools, &wanted, &mut total);
     let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
     duplicate_names(names, &mut total.findings);
 

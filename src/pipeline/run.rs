@@ -1,12 +1,10 @@
 //! What every job of a run shares while it is rendered.
 
-use std::collections::BTreeMap;
-
 use crate::pipeline::judge::Judge;
 use crate::pipeline::placement::Placement;
 use crate::pipeline::pools::Pools;
+use crate::pipeline::runtimes::{Runtimes, Writer};
 use crate::pipeline::sink::Sink;
-use crate::plan::trainer::RuntimePlan;
 use crate::render::Renderer;
 use crate::verify::Verifier;
 
@@ -16,12 +14,26 @@ pub(super) struct Run<'a> {
     pub(super) verifier: &'a Verifier,
     /// Every pool of the inputs, registered before any job is rendered.
     pub(super) pools: &'a Pools,
-    /// The runtime of each Trainer pool, planned before any job.
-    pub(super) runtimes: &'a BTreeMap<String, RuntimePlan>,
+    /// The runtimes of the Trainer pools: each pool's planned before any job, the
+    /// narrower shapes when a job first needs one.
+    pub(super) runtimes: &'a Runtimes,
     pub(super) sink: &'a dyn Sink,
     /// Each job's directory, from the names of every job of the inputs.
     pub(super) placement: &'a Placement,
     pub(super) explain: bool,
     /// The rule levels and the suppressions of every file read.
     pub(super) judge: Judge<'a>,
+}
+
+impl<'a> Run<'a> {
+    /// What rendering a Trainer runtime needs.
+    pub(super) fn writer(&self) -> Writer<'a> {
+        Writer {
+            renderer: self.renderer,
+            verifier: self.verifier,
+            judge: self.judge,
+            sink: self.sink,
+            explain: self.explain,
+        }
+    }
 }

@@ -17,6 +17,8 @@ mod resolve;
 mod target;
 pub mod trainer;
 
+pub use rdma::Rdma;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -56,6 +58,10 @@ pub struct Plan {
     /// The cluster the plan is for (the pool's target with the platform's defaults).
     #[serde(skip)]
     pub target: Target,
+    /// RDMA on or off, and the resources and networks of the pod (which of its pool's
+    /// Trainer runtimes a TrainJob names depends on them).
+    #[serde(skip)]
+    pub rdma: rdma::Rdma,
     /// Why each choice was made, in the order they were made.
     #[serde(skip)]
     pub decisions: Vec<Decision>,

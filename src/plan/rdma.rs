@@ -9,6 +9,7 @@ use crate::plan::ctx::Ctx;
 use crate::platform::AutoRdma;
 use crate::yaml::tree::Seg;
 
+#[derive(Debug, Clone)]
 pub struct Rdma {
     pub on: bool,
     /// Extended resources and their counts, when RDMA is on: the one RDMA resource, or

@@ -122,6 +122,7 @@ pub fn resolve(
         train_job: None,
         image_build,
         target,
+        rdma,
         decisions: ctx.decisions.0,
     }
 }

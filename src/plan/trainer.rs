@@ -42,10 +42,62 @@ const PATCH_MANAGER: &str = "rdmagen.io/rdmagen";
 /// since every TrainJob rdmagen writes sets `trainer.image`.
 const NO_IMAGE: &str = "runtime.rdmagen.invalid/none:0";
 
+/// Which of its pool's runtimes a TrainJob names. A TrainJob can change what its
+/// runtime's pods get but never take anything away (env merges by name, resources key
+/// by key from v2.3, annotations key by key), so a pod with less RDMA than the pool's
+/// whole-node pod needs a runtime of its own shape: planned, like the pool's, from a
+/// canonical job of that shape, and written only when a job names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RuntimeShape {
+    /// The pool's runtime: the pods of a whole-node, multi-node job.
+    Whole,
+    /// Pods without RDMA on an RDMA pool (a single node, or `rdma: off`): no RDMA
+    /// resource, no Multus network, no IPC_LOCK, no RDMA variable.
+    NoRdma,
+    /// Pods of this many GPUs, which get fewer of the pool's per-rail resources than a
+    /// whole node.
+    Gpus(u32),
+}
+
+impl RuntimeShape {
+    /// The runtime's name: the pool's, with a suffix for the narrower shapes.
+    pub fn runtime_name(self, pool: &str) -> String {
+        match self {
+            RuntimeShape::Whole => pool.to_owned(),
+            RuntimeShape::NoRdma => format!("{pool}-no-rdma"),
+            RuntimeShape::Gpus(g) => format!("{pool}-{g}gpu"),
+        }
+    }
+
+    /// Its place among the pool's runtimes, for the order output is written in.
+    pub fn rank(self) -> usize {
+        match self {
+            RuntimeShape::Whole => 0,
+            RuntimeShape::NoRdma => 1,
+            RuntimeShape::Gpus(g) => 2 + g as usize,
+        }
+    }
+
+    /// The shape of the runtime a job of `gpus` GPUs per node, planned as `plan`,
+    /// names, given its pool's runtime `whole`.
+    pub fn of(gpus: u32, plan: &Plan, whole: &RuntimePlan) -> RuntimeShape {
+        let names = |r: &[(String, u32)]| r.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        match (plan.rdma.on, whole.rdma.on) {
+            (false, true) => RuntimeShape::NoRdma,
+            // The same resources in other counts are the job's resourcesPerNode; other
+            // resources (fewer rails) cannot be.
+            (true, true) if names(&plan.rdma.resources) != names(&whole.rdma.resources) => {
+                RuntimeShape::Gpus(gpus)
+            }
+            _ => RuntimeShape::Whole,
+        }
+    }
+}
+
 /// A pool's runtime: everything the template lays out.
 #[derive(Debug, Serialize)]
 pub struct RuntimePlan {
-    /// The pool's name.
+    /// The runtime's name: the pool's, or the pool's with its shape's suffix.
     pub name: String,
     /// The pool's namespace, for a namespaced TrainingRuntime.
     pub namespace: Option<String>,
@@ -71,27 +123,43 @@ pub struct RuntimePlan {
     #[serde(skip)]
     pub target: TrainerTarget,
     #[serde(skip)]
+    pub shape: RuntimeShape,
+    /// The pool's name.
+    #[serde(skip)]
+    pub pool: String,
+    /// What its pods get of RDMA, which decides the shape a job needs.
+    #[serde(skip)]
+    pub rdma: crate::plan::Rdma,
+    #[serde(skip)]
     pub decisions: Vec<Decision>,
 }
 
-/// The runtime of `pool` for `target`; None when planning it found errors (reported,
-/// with the pool's file and line where they come from the pool).
+/// The runtime of `pool` of `shape` for `target`; None when planning it found errors
+/// (reported, with the pool's file and line where they come from the pool).
 pub fn runtime(
     pool: &Loaded<PoolDocument>,
     target: TrainerTarget,
+    shape: RuntimeShape,
     findings: &mut Findings,
 ) -> Option<RuntimePlan> {
     let spec = &pool.value.spec;
-    let name = &pool.value.metadata.name;
+    let pool_name = &pool.value.metadata.name;
+    let name = &shape.runtime_name(pool_name);
+    let (gpus, rdma) = match shape {
+        RuntimeShape::Whole => (spec.gpu.per_node, "auto"),
+        RuntimeShape::NoRdma => (spec.gpu.per_node, "off"),
+        RuntimeShape::Gpus(g) => (g, "auto"),
+    };
     let canonical = json!({
         "apiVersion": "rdmagen/v1alpha1",
         "kind": "Job",
         "metadata": {"name": "runtime", "namespace": pool.value.metadata.namespace},
         "spec": {
-            "pool": name,
+            "pool": pool_name,
             "image": NO_IMAGE,
             "nodes": 2,
-            "gpusPerNode": spec.gpu.per_node,
+            "gpusPerNode": gpus,
+            "rdma": rdma,
             "script": "train.py",
         },
     });
@@ -112,7 +180,7 @@ pub fn runtime(
             continue;
         }
         failed = true;
-        f.message = format!("the runtime of pool `{name}`: {}", f.message);
+        f.message = format!("runtime `{name}` of pool `{pool_name}`: {}", f.message);
         findings.add(f);
     }
     if failed {
@@ -132,8 +200,15 @@ pub fn runtime(
     }
     decisions.record(
         "runtime pod",
-        format!("the pod of a 2-node job on `{name}` with {} GPUs per node", spec.gpu.per_node),
-        "the pool's pod shape (RDMA resource, IPC_LOCK, /dev/shm, NCCL variables, scheduler, placement, jobDefaults) is decided as for any job on it; image and command are each TrainJob's",
+        format!(
+            "the pod of a 2-node job on `{pool_name}` with {gpus} GPUs per node{}",
+            if shape == RuntimeShape::NoRdma { " and rdma: off" } else { "" }
+        ),
+        match shape {
+            RuntimeShape::Whole => "the pool's pod shape (RDMA resource, IPC_LOCK, /dev/shm, NCCL variables, scheduler, placement, jobDefaults) is decided as for any job on it; image and command are each TrainJob's",
+            RuntimeShape::NoRdma => "the pool's pod shape without RDMA, for the jobs that run without it (a single node, rdma: off): a TrainJob cannot take the pool runtime's RDMA resources, Multus networks, IPC_LOCK or NCCL variables away",
+            RuntimeShape::Gpus(_) => "the pool's pod shape for pods of this many GPUs, which get fewer of its rails than a whole node: a TrainJob cannot take the pool runtime's other rail resources away",
+        },
     );
     let volcano = spec
         .scheduler
@@ -172,6 +247,9 @@ pub fn runtime(
         platform: spec.platform,
         rendered: Value::Null,
         target,
+        shape,
+        pool: pool_name.clone(),
+        rdma: plan.rdma,
         decisions: decisions.0,
     })
 }
@@ -248,6 +326,21 @@ pub fn train_job(
     // The pod-level difference, as a patch of the `node` pod template.
     let pod_patch = pod_difference(want, base, target);
     let mut spec = Map::new();
+    decisions.record(
+        "runtimeRef",
+        &runtime.name,
+        match runtime.shape {
+            RuntimeShape::Whole => format!("the runtime of pool `{}`", runtime.pool),
+            RuntimeShape::NoRdma => format!(
+                "the job runs without RDMA, and a TrainJob cannot take away the RDMA resources, networks, IPC_LOCK and NCCL variables of pool `{}`'s runtime: its runtime without RDMA",
+                runtime.pool
+            ),
+            RuntimeShape::Gpus(g) => format!(
+                "pods of {g} GPUs get fewer of pool `{}`'s rails than a whole node, and a TrainJob cannot take the others away: the pool's runtime of {g}-GPU pods",
+                runtime.pool
+            ),
+        },
+    );
     spec.insert(
         "runtimeRef".to_owned(),
         json!({"name": runtime.name, "kind": runtime.kind}),

@@ -128,7 +128,7 @@ fn training(template: &Value) -> &Value {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["name"] == "pytorch")
+        .find(|c| c["name"] == "pytorch" || c["name"] == "node")
         .unwrap()
 }
 
@@ -139,6 +139,7 @@ fn training(template: &Value) -> &Value {
 #[test]
 fn golden_multus_annotations_read_back_rail_by_rail() {
     let mut pods = 0;
+    let mut annotated = 0;
     let mut examples_seen = Vec::new();
     for example in crate::support::examples() {
         let example = example.file_name().unwrap().to_string_lossy().into_owned();
@@ -161,61 +162,92 @@ fn golden_multus_annotations_read_back_rail_by_rail() {
         let golden = root().join("golden").join(&example);
         for entry in walkdir::WalkDir::new(&golden).sort_by_file_name() {
             let entry = entry.unwrap();
-            if entry.file_name() != "pytorchjob.yaml" {
-                continue;
-            }
-            for doc in docs(entry.path()) {
-                let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
-                for (role, replica) in doc["spec"]["pytorchReplicaSpecs"].as_object().unwrap() {
-                    let template = &replica["template"];
-                    let value = template["metadata"]["annotations"][NETWORKS]
-                        .as_str()
-                        .unwrap_or_else(|| panic!("{example} {role}: no {NETWORKS}"));
-                    let entries = multus_parse(value, namespace).unwrap_or_else(|e| {
-                        panic!("{example} {role}: Multus refuses `{value}`: {e}")
-                    });
-                    assert!(
-                        entries.len() <= all.len(),
-                        "{example}: more networks than rails"
-                    );
-                    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
-                    for (i, e) in entries.iter().enumerate() {
-                        let (resource, network, rail_ns) = &all[i];
-                        assert_eq!(
-                            Some(&e.name),
-                            network.as_ref(),
-                            "{example} {role} rail {}",
-                            i + 1
-                        );
-                        assert_eq!(
-                            e.namespace,
-                            rail_ns.as_deref().unwrap_or(namespace),
-                            "{example} {role} rail {}: namespace",
-                            i + 1
-                        );
-                        assert_eq!(
-                            e.interface.as_ref(),
-                            interfaces.get(i),
-                            "{example} {role} rail {}",
-                            i + 1
-                        );
-                        *want.entry(resource.as_str()).or_default() += 1;
-                    }
-                    let c = training(template);
-                    for section in ["requests", "limits"] {
-                        let got: BTreeMap<&str, u64> = c["resources"][section]
+            let path = entry.path();
+            // Each PyTorchJob's replicas, and each Trainer runtime's `node` pods (a
+            // TrainJob on it adds no network: the runtime of its shape has them).
+            let templates: Vec<(String, String, Value)> = if entry.file_name() == "pytorchjob.yaml"
+            {
+                docs(path)
+                    .iter()
+                    .flat_map(|doc| {
+                        let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
+                        doc["spec"]["pytorchReplicaSpecs"]
                             .as_object()
                             .unwrap()
                             .iter()
-                            .filter(|(name, _)| all.iter().any(|(r, _, _)| r == *name))
-                            .map(|(name, v)| (name.as_str(), v.as_str().unwrap().parse().unwrap()))
-                            .collect();
-                        assert_eq!(
-                            got, want,
-                            "{example} {role} {section}: rail resources against networks"
-                        );
-                    }
-                    pods += 1;
+                            .map(|(role, r)| {
+                                (role.clone(), namespace.to_owned(), r["template"].clone())
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            } else if path.parent().is_some_and(|d| d.ends_with("runtimes")) {
+                docs(path)
+                    .iter()
+                    .map(|doc| {
+                        let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
+                        let name = doc["metadata"]["name"].as_str().unwrap();
+                        let node = doc["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]
+                            ["spec"]["template"]
+                            .clone();
+                        (format!("runtime {name}"), namespace.to_owned(), node)
+                    })
+                    .collect()
+            } else {
+                continue;
+            };
+            for (role, namespace, template) in templates {
+                let value = template["metadata"]["annotations"][NETWORKS].as_str();
+                // A pod without the annotation (a runtime without RDMA) has no rail.
+                let entries = value
+                    .map_or(Ok(Vec::new()), |v| multus_parse(v, &namespace))
+                    .unwrap_or_else(|e| {
+                        panic!("{example} {role}: Multus refuses `{value:?}`: {e}")
+                    });
+                assert!(
+                    entries.len() <= all.len(),
+                    "{example}: more networks than rails"
+                );
+                let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+                for (i, e) in entries.iter().enumerate() {
+                    let (resource, network, rail_ns) = &all[i];
+                    assert_eq!(
+                        Some(&e.name),
+                        network.as_ref(),
+                        "{example} {role} rail {}",
+                        i + 1
+                    );
+                    assert_eq!(
+                        e.namespace,
+                        rail_ns.as_deref().unwrap_or(&namespace),
+                        "{example} {role} rail {}: namespace",
+                        i + 1
+                    );
+                    assert_eq!(
+                        e.interface.as_ref(),
+                        interfaces.get(i),
+                        "{example} {role} rail {}",
+                        i + 1
+                    );
+                    *want.entry(resource.as_str()).or_default() += 1;
+                }
+                let c = training(&template);
+                for section in ["requests", "limits"] {
+                    let got: BTreeMap<&str, u64> = c["resources"][section]
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .filter(|(name, _)| all.iter().any(|(r, _, _)| r == *name))
+                        .map(|(name, v)| (name.as_str(), v.as_str().unwrap().parse().unwrap()))
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "{example} {role} {section}: rail resources against networks"
+                    );
+                }
+                pods += 1;
+                if value.is_some() {
+                    annotated += 1;
                 }
             }
         }
@@ -225,32 +257,23 @@ fn golden_multus_annotations_read_back_rail_by_rail() {
         examples_seen,
         [
             "network-operator-sriov-pool",
-            "network-operator-sriov-rails"
+            "network-operator-sriov-rails",
+            "trainer-v2-sriov-rails"
         ],
         "the examples with rails"
     );
-    // sriov-rails: 2 jobs × (Master, Worker); sriov-pool: 1 job × (Master, Worker).
-    assert_eq!(pods, 6);
+    // sriov-rails: 2 jobs × (Master, Worker); sriov-pool: 1 job × (Master, Worker);
+    // trainer-v2-sriov-rails: 3 runtimes, one of them without RDMA.
+    assert_eq!((pods, annotated), (9, 8));
 }
 
 /// Render `pool` (YAML text) with one job whose spec ends with `job_spec`; return the
 /// rendered documents.
 fn render(pool: &str, job_spec: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let name = pool
-        .lines()
-        .find_map(|l| l.strip_prefix("metadata: {name: "))
-        .and_then(|l| l.strip_suffix('}'))
-        .unwrap()
-        .to_owned();
-    let job = format!(
-        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j, namespace: team}}\nspec:\n  pool: {name}\n  image: img:1\n  script: t.py\n{job_spec}"
-    );
-    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
-    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
-    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    rdmagen::verify::parse(&text(&out.stdout)).unwrap()
+    render_all(pool, job_spec)
+        .into_iter()
+        .filter(|d| d["kind"] == "PyTorchJob")
+        .collect()
 }
 
 /// A pool for every attachment mode: the four examples' pools and a host-device and
@@ -597,4 +620,114 @@ fn aks_shared_pods_request_its_shared_resource() {
     let c = training(&docs[0]["spec"]["pytorchReplicaSpecs"]["Master"]["template"]);
     assert_eq!(c["resources"]["requests"]["rdma/shared_ib"], "1");
     assert_eq!(c["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
+}
+
+/// Every mode under Kubeflow Trainer (2.3 and 2.1): a whole-node job, a single-node
+/// job, an `rdma: off` job and a 2-node × 4-GPU job each get, from runtime and TrainJob
+/// as Trainer merges them, the pod the same job gets as a PyTorchJob on the same pool
+/// (operator 1.9), and no job inherits from a runtime what it does not ask for
+/// (RDG137). The jobs with less RDMA than a whole node name a runtime of their own
+/// shape.
+#[test]
+fn trainjobs_on_every_mode_get_the_pods_of_their_shape() {
+    use rdmagen::kubeflow::trainer::{NODE, Release, effective_pod};
+    use rdmagen::version::Version;
+
+    let jobs = [
+        ("whole", "  nodes: 2\n  gpusPerNode: 8\n", ""),
+        ("single", "  nodes: 1\n  gpusPerNode: 8\n", "-no-rdma"),
+        (
+            "off",
+            "  nodes: 2\n  gpusPerNode: 8\n  rdma: off\n",
+            "-no-rdma",
+        ),
+        ("half", "  nodes: 2\n  gpusPerNode: 4\n", "?"),
+    ];
+    let mut narrowed = 0;
+    for (mode, pool) in mode_pools() {
+        let pool: Value = rdmagen::verify::parse(&pool).unwrap().remove(0);
+        let name = pool["metadata"]["name"].as_str().unwrap().to_owned();
+        for minor in [3, 1] {
+            let with_target = |api: &str, key: &str, release: &str| {
+                let mut pool = pool.clone();
+                let target = &mut pool["spec"]["target"];
+                if target.is_null() {
+                    *target = serde_json::json!({});
+                }
+                target["api"] = api.into();
+                target[key] = release.into();
+                // A ClusterTrainingRuntime: usable from the jobs' namespace.
+                if key == "trainer" {
+                    target["clusterScoped"] = true.into();
+                }
+                serde_json::to_string(&pool).unwrap()
+            };
+            let trainer_pool = with_target(
+                "trainer.kubeflow.org/v1alpha1",
+                "trainer",
+                &format!("2.{minor}"),
+            );
+            let operator_pool = with_target("kubeflow.org/v1", "operator", "1.9");
+            let release = Release::new(Version::new(2, minor));
+            for (job, spec, suffix) in jobs {
+                let at = format!("{mode} on Trainer 2.{minor}, {job} job");
+                let docs = render_all(&trainer_pool, spec);
+                let by_kind = |kind: &str| -> Vec<&Value> {
+                    docs.iter()
+                        .filter(|d| d["kind"].as_str().unwrap().ends_with(kind))
+                        .collect()
+                };
+                let train_job = by_kind("TrainJob")[0];
+                let named = train_job["spec"]["runtimeRef"]["name"].as_str().unwrap();
+                match suffix {
+                    "?" => {
+                        assert!(
+                            named == name || named == format!("{name}-4gpu"),
+                            "{at}: {named}"
+                        );
+                        narrowed += usize::from(named != name);
+                    }
+                    suffix => assert_eq!(named, format!("{name}{suffix}"), "{at}"),
+                }
+                let runtime = by_kind("TrainingRuntime")
+                    .into_iter()
+                    .find(|r| r["metadata"]["name"] == named)
+                    .unwrap_or_else(|| panic!("{at}: runtime {named} is written"));
+                let base = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"].clone();
+                let mut made = effective_pod(NODE, &base, &train_job["spec"], release);
+                made["spec"]["containers"][0]["name"] = "pytorch".into();
+                let pytorch = render(&operator_pool, spec).remove(0);
+                let mut want = pytorch["spec"]["pytorchReplicaSpecs"]["Master"]["template"].clone();
+                for pod in [&mut made, &mut want] {
+                    if let Some(env) = pod["spec"]["containers"][0]["env"].as_array_mut() {
+                        env.sort_by_key(|e| e["name"].as_str().unwrap_or_default().to_owned());
+                    }
+                }
+                assert_eq!(made, want, "{at}");
+            }
+        }
+    }
+    // Part of a node narrows the runtime on the per-rail pool only: elsewhere the
+    // TrainJob's resourcesPerNode and annotation patch carry the smaller counts.
+    assert_eq!(narrowed, 2, "per-rail pool, on 2.3 and 2.1");
+}
+
+/// Render `pool` with one job whose spec ends with `job_spec`; every rendered
+/// document, runtimes included. No job may inherit from a runtime (RDG137).
+fn render_all(pool: &str, job_spec: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let name = rdmagen::verify::parse(pool).unwrap()[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let job = format!(
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j, namespace: team}}\nspec:\n  pool: {name}\n  image: img:1\n  script: t.py\n{job_spec}"
+    );
+    std::fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("RDG137"), "{stderr}");
+    rdmagen::verify::parse(&text(&out.stdout)).unwrap()
 }

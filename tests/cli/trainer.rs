@@ -10,7 +10,11 @@ use serde_json::Value;
 use crate::support::{rdmagen, root, text, tree};
 
 /// The Trainer examples and the release each targets.
-const EXAMPLES: [(&str, u32); 2] = [("trainer-v2-roce", 3), ("trainer-v2.1-ib", 1)];
+const EXAMPLES: [(&str, u32); 3] = [
+    ("trainer-v2-roce", 3),
+    ("trainer-v2.1-ib", 1),
+    ("trainer-v2-sriov-rails", 3),
+];
 
 fn one(path: &str) -> Value {
     let body = std::fs::read_to_string(root().join(path)).unwrap();
@@ -130,12 +134,10 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
     for (example, minor) in EXAMPLES {
         let target = Release::new(Version::new(2, minor));
         let golden = root().join("golden").join(example);
-        let runtime = tree(&golden.join("runtimes"))
+        let runtimes: Vec<Value> = tree(&golden.join("runtimes"))
             .into_iter()
-            .next()
             .map(|(path, _)| one(&format!("golden/{example}/runtimes/{path}")))
-            .expect("a runtime");
-        let base = runtime_pod(&runtime);
+            .collect();
         // The example again, its pool turned to the PyTorchJob API of operator 1.9.
         let dir = tempfile::tempdir().unwrap();
         for (path, bytes) in tree(&root().join("examples").join(example)) {
@@ -153,6 +155,13 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
             assert_eq!(job["kind"], "PyTorchJob");
             let name = job["metadata"]["name"].as_str().unwrap();
             let train_job = one(&format!("golden/{example}/{name}/trainjob.yaml"));
+            // The runtime it names: the pool's, or the pool's of its pods' shape.
+            let named = &train_job["spec"]["runtimeRef"]["name"];
+            let runtime = runtimes
+                .iter()
+                .find(|r| r["metadata"]["name"] == *named)
+                .unwrap_or_else(|| panic!("{example}/{name}: runtime {named}"));
+            let base = runtime_pod(runtime);
             let mut made = effective_pod(NODE, &base, &train_job["spec"], target);
             made["spec"]["containers"][0]["name"] = "pytorch".into();
             let mut want = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"].clone();
@@ -167,7 +176,7 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 3);
+    assert_eq!(compared, 8);
 }
 
 /// The Kubeflow Python SDK's models of each release (`kubeflow-trainer-api`, which
@@ -178,10 +187,20 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
 #[test]
 fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
     let sdks = [
-        (3, "RDMAGEN_TRAINER_SDK_2_3", "trainer-v2-roce", "v2.3.0"),
-        (1, "RDMAGEN_TRAINER_SDK_2_1", "trainer-v2.1-ib", "v2.1.0"),
+        (
+            3,
+            "RDMAGEN_TRAINER_SDK_2_3",
+            &["trainer-v2-roce", "trainer-v2-sriov-rails"][..],
+            "v2.3.0",
+        ),
+        (
+            1,
+            "RDMAGEN_TRAINER_SDK_2_1",
+            &["trainer-v2.1-ib"][..],
+            "v2.1.0",
+        ),
     ];
-    for (minor, var, example, tag) in sdks {
+    for (minor, var, examples, tag) in sdks {
         let Some(sdk) = std::env::var_os(var) else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -190,12 +209,16 @@ fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
             eprintln!("skipped: set {var} to a kubeflow-trainer-api 2.{minor}.0 install");
             continue;
         };
-        let mut files: Vec<String> = tree(&root().join("golden").join(example))
-            .into_iter()
-            .filter(|(path, _)| path.ends_with(".yaml"))
-            .map(|(path, _)| format!("golden/{example}/{path}"))
+        let mut files: Vec<String> = examples
+            .iter()
+            .flat_map(|example| {
+                tree(&root().join("golden").join(example))
+                    .into_iter()
+                    .filter(|(path, _)| path.ends_with(".yaml"))
+                    .map(move |(path, _)| format!("golden/{example}/{path}"))
+            })
             .collect();
-        assert_eq!(files.len(), if minor == 3 { 3 } else { 2 });
+        assert_eq!(files.len(), if minor == 3 { 10 } else { 4 });
         files.push(format!(
             "tests/upstream/trainer-v2/torch_distributed.{tag}.yaml"
         ));
@@ -256,7 +279,7 @@ fn golden_trainer_objects_validate_against_their_release_crds() {
             }
         }
     }
-    assert_eq!(checked, 5);
+    assert_eq!(checked, 14);
     for (tag, minor) in [("v2.3.0", 3), ("v2.1.0", 1)] {
         let control = one(&format!(
             "tests/upstream/trainer-v2/torch_distributed.{tag}.yaml"
@@ -290,6 +313,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
     let trees = [
         ("trainer-v2-roce/", 3),
         ("trainer-v2.1-ib/", 1),
+        ("trainer-v2-sriov-rails/", 3),
         ("smoke/h100-trainer-roce/", 3),
         ("smoke/a100-trainer-hdr-ib/", 1),
     ];
@@ -338,5 +362,46 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         assert_eq!(found, Vec::<String>::new(), "{path}");
         judged.push(path);
     }
-    assert_eq!(judged.len(), 7, "{judged:?}");
+    assert_eq!(judged.len(), 12, "{judged:?}");
+}
+
+/// A runtime of a narrower shape is named after its pool with a suffix, and the name
+/// must still be a DNS label of at most 63 characters: a pool whose own runtime name
+/// fits but whose `-no-rdma` runtime would not is an error at the pool's name, for the
+/// job that needs that runtime, and nothing is written.
+#[test]
+fn a_runtime_of_a_narrower_shape_needs_a_name_that_fits() {
+    let pool_name = "p".repeat(60);
+    let dir = tempfile::tempdir().unwrap();
+    let pool = format!(
+        "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: {pool_name}}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: ib, hcas: [mlx5_0]}}\n  target: {{api: trainer.kubeflow.org/v1alpha1, trainer: \"2.3\", clusterScoped: true}}\n"
+    );
+    let job = |name: &str, nodes: u32| {
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec: {{pool: {pool_name}, image: img:1, script: t.py, nodes: {nodes}, gpusPerNode: 8}}\n"
+        )
+    };
+    std::fs::write(dir.path().join("pool.yaml"), &pool).unwrap();
+    std::fs::write(dir.path().join("whole.yaml"), job("whole", 2)).unwrap();
+    let out = rdmagen(&["render", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A single-node job needs `<pool>-no-rdma`: 68 characters.
+    std::fs::write(dir.path().join("single.yaml"), job("single", 1)).unwrap();
+    let target = dir.path().join("out");
+    let out = rdmagen(&[
+        "render",
+        dir.path().to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "pool `{pool_name}` names its ClusterTrainingRuntime `{pool_name}-no-rdma` (for the jobs that need it): `{pool_name}-no-rdma` is 68 characters; at most 63"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pool.yaml:3:"), "{stderr}");
+    assert!(!target.exists(), "nothing is written");
 }
