@@ -101,9 +101,16 @@ pub fn run(args: &LintArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result
         objects.push(format!("{} (Cluster)TrainingRuntime(s)", linted.runtimes));
     }
     if linted.train_jobs + linted.runtimes > 0 {
-        let assumed = if trainer.assumed { ", assumed" } else { "" };
+        let releases: Vec<String> = linted
+            .trainer_releases
+            .iter()
+            .map(|r| match r.assumed {
+                true => format!("{}, assumed", r.release),
+                false => r.release.to_string(),
+            })
+            .collect();
         let last = objects.pop().unwrap_or_default();
-        objects.push(format!("{last} (Trainer {}{assumed})", trainer.release));
+        objects.push(format!("{last} (Trainer {})", releases.join("; ")));
     }
     let what = format!(
         "{}{storage} in {} file(s) linted",

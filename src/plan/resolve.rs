@@ -16,6 +16,7 @@ use crate::plan::{
 };
 use crate::platform::{Profile, profile};
 use crate::yaml::tree::Seg;
+use std::collections::BTreeMap;
 
 /// Decide everything about one job on its pool. Findings go to `findings`; the plan is
 /// returned even when some are errors, so that one run reports every problem.
@@ -97,6 +98,23 @@ pub fn resolve(
         );
     }
     let image_build = image_build::decide(&mut ctx);
+    let written_for = ctx.target.written_for();
+    ctx.decisions.record(
+        "annotations",
+        written_for
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        "what the manifest was written for, on its metadata: `rdmagen lint` judges it by these where no --platform, --operator or --trainer says otherwise",
+    );
+    let mut annotations: BTreeMap<String, String> = ctx
+        .inputs
+        .annotations
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    annotations.extend(written_for.into_iter().map(|(k, v)| (k.to_owned(), v)));
 
     Plan {
         name: meta.name.clone(),
@@ -107,12 +125,7 @@ pub fn resolve(
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        annotations: ctx
-            .inputs
-            .annotations
-            .iter()
-            .map(|(k, v)| (k.clone(), v.value.clone()))
-            .collect(),
+        annotations,
         nproc_per_node: launch.nproc_per_node,
         run_policy,
         replicas,

@@ -24,6 +24,25 @@ pub struct Target {
     pub gang_scheduling: Option<bool>,
 }
 
+impl Target {
+    /// The annotations a manifest for this target carries about it, for `lint` to judge
+    /// the manifest by when no flag says otherwise (`rules::manifest`): the platform,
+    /// and the operator version (PyTorchJob, when known) or the Trainer release.
+    pub fn written_for(&self) -> Vec<(&'static str, String)> {
+        use crate::rules::manifest::{
+            OPERATOR_ANNOTATION, PLATFORM_ANNOTATION, TRAINER_ANNOTATION,
+        };
+        let mut out = vec![(PLATFORM_ANNOTATION, self.platform.name().to_owned())];
+        match self.api {
+            Api::PyTorchJob => {
+                out.extend(self.operator.map(|v| (OPERATOR_ANNOTATION, v.to_string())))
+            }
+            Api::Trainer(t) => out.push((TRAINER_ANNOTATION, t.release.version.to_string())),
+        }
+        out
+    }
+}
+
 /// The training API of a target, and what each needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {

@@ -103,6 +103,8 @@ pub struct RuntimePlan {
     pub namespace: Option<String>,
     pub kind: &'static str,
     pub labels: BTreeMap<String, String>,
+    /// What the runtime was written for (`Target::written_for`).
+    pub annotations: BTreeMap<String, String>,
     /// Annotations of the JobSet template: Volcano's plugin reads the queue here
     /// (T@v2.3.0 pkg/runtime/framework/plugins/volcano/volcano.go:180-184).
     pub jobset_annotations: BTreeMap<String, String>,
@@ -232,6 +234,12 @@ pub fn runtime(
         jobset_annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
     }
     let labels = BTreeMap::from([(FRAMEWORK_LABEL.to_owned(), "torch".to_owned())]);
+    let annotations = plan
+        .target
+        .written_for()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
     Some(RuntimePlan {
         name: name.clone(),
         namespace: (!target.cluster_scoped)
@@ -239,6 +247,7 @@ pub fn runtime(
             .flatten(),
         kind: target.runtime_kind(),
         labels,
+        annotations,
         jobset_annotations,
         volcano,
         ancestor_label: ANCESTOR_LABEL,

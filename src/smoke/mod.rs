@@ -94,7 +94,6 @@ pub struct Note {
 struct EnvEntry {
     name: &'static str,
     value: String,
-    comment: String,
 }
 
 /// Everything decided about one smoke test, before the pipeline renders its job.
@@ -116,8 +115,8 @@ pub struct SmokeTest {
     pub notes: Vec<Note>,
     /// NCCL_ALGO=Ring, and why, when forced.
     ring: Option<String>,
-    /// RDG047 (a debugging variable) would fire on NCCL_ALGO here, so the Job says on
-    /// that line why the test sets it.
+    /// RDG047 (a debugging variable) would fire on NCCL_ALGO here, so the Job says in
+    /// an annotation why the test sets it.
     suppress_algo: bool,
     command: Vec<String>,
     restart_policy: Option<&'static str>,
@@ -404,6 +403,8 @@ struct JobView<'a> {
     script: Option<String>,
     command: &'a [String],
     env: Vec<EnvEntry>,
+    /// The job's `rdmagen.io/ignore` annotation, when it needs one.
+    ignore: Option<String>,
     volume: &'static str,
     mount_path: &'static str,
     restart_policy: Option<&'static str>,
@@ -421,35 +422,33 @@ struct ConfigMapView<'a> {
 
 impl SmokeTest {
     /// The rdmagen Job, as YAML text for the pipeline. `policy` decides whether the
-    /// NCCL_ALGO line carries its suppression: not when RDG047 is off (a suppression
-    /// of nothing is itself a finding, RDG130).
+    /// job carries its suppression of RDG047 for NCCL_ALGO: not when RDG047 is off (a
+    /// suppression of nothing is itself a finding, RDG130).
     pub fn job_document(&self, renderer: &Renderer, policy: &Policy) -> Result<String, String> {
         let mut env = Vec::new();
+        let mut ignore = None;
         if self.tool == Tool::Nccl {
             env.push(EnvEntry {
                 name: "NCCL_DEBUG",
                 value: "INFO".to_owned(),
-                comment: String::new(),
             });
             env.push(EnvEntry {
                 name: "NCCL_DEBUG_SUBSYS",
                 value: DEBUG_SUBSYS.to_owned(),
-                comment: String::new(),
             });
             if self.ring.is_some() {
                 let on = policy.level(Rule::DebugOnlyVariable, Some(JOB_SOURCE)) != Level::Off;
-                let comment = if self.suppress_algo && on {
-                    format!(
-                        "  # rdmagen: ignore={} a smoke test measures the wire with Ring",
+                if self.suppress_algo && on {
+                    // An annotation, not a comment: it reaches the rendered manifest's
+                    // metadata, so that `lint` of the output honours it too.
+                    ignore = Some(format!(
+                        "{} a smoke test measures the wire with Ring",
                         Rule::DebugOnlyVariable.info().id
-                    )
-                } else {
-                    String::new()
-                };
+                    ));
+                }
                 env.push(EnvEntry {
                     name: "NCCL_ALGO",
                     value: "Ring".to_owned(),
-                    comment,
                 });
             }
         }
@@ -468,6 +467,7 @@ impl SmokeTest {
             script,
             command: &self.command,
             env,
+            ignore,
             volume: SCRIPT_VOLUME,
             mount_path: SCRIPT_DIR,
             restart_policy: self.restart_policy,

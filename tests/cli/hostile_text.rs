@@ -233,6 +233,7 @@ spec:
   env NCCL_SOCKET_IFNAME = eth0: the pool's bootstrap interface
   /dev/shm = emptyDir medium Memory, sizeLimit none: NCCL and data loaders share memory through /dev/shm; the container default of 64 MiB makes NCCL fail
   replicas = Master 1, Worker 0: 1 node(s): the operator requires exactly one Master; the others are Workers (none here)
+  annotations = rdmagen.io/platform=generic: what the manifest was written for, on its metadata: `rdmagen lint` judges it by these where no --platform, --operator or --trainer says otherwise
 "
     );
 }

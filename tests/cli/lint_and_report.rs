@@ -10,28 +10,40 @@ fn json(out: &std::process::Output) -> Value {
 }
 
 /// rdmagen agrees with itself: its own output has nothing to lint, at any severity,
-/// both judged alone and judged for the cluster its pool targets.
+/// both judged alone (by what each manifest says it was written for: its
+/// `rdmagen.io/platform`, `rdmagen.io/operator` and `rdmagen.io/trainer` annotations,
+/// and the smoke tests' `rdmagen.io/ignore` of RDG047 for NCCL_ALGO=Ring) and judged
+/// for the cluster its pool targets, given as flags.
 #[test]
 fn golden_manifests_lint_clean() {
-    // golden/smoke sets NCCL_ALGO on purpose: tests/cli/smoke_test.rs lints it. The
-    // Trainer 2.1 golden files are judged for their release below, and the OCI ones
-    // for their platform, whose tuning sets a variable of the NCCL docs' debugging
-    // section (RDG047 exempts what a platform recommends).
-    let out = rdmagen(&[
-        "lint",
-        "golden",
-        "--exclude",
-        "golden/smoke",
-        "--exclude",
-        "golden/trainer-v2.1-ib",
-        "--exclude",
-        "golden/oci-roce-hostnetwork",
-        "--format",
-        "json",
-    ]);
+    let out = rdmagen(&["lint", "golden", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc = json(&out);
     assert_eq!(doc["findings"], serde_json::json!([]), "{doc:#}");
+    // Every manifest says what it was written for.
+    for (path, bytes) in crate::support::tree(&root().join("golden")) {
+        if !path.ends_with(".yaml") || path.ends_with("configmap.yaml") {
+            continue;
+        }
+        for object in rdmagen::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap() {
+            let kind = object["kind"].as_str().unwrap_or_default();
+            if matches!(kind, "PersistentVolume" | "PersistentVolumeClaim") {
+                continue;
+            }
+            let annotations = &object["metadata"]["annotations"];
+            assert!(
+                annotations["rdmagen.io/platform"].is_string(),
+                "golden/{path}"
+            );
+            // A PyTorchJob names its operator only where the pool or platform does.
+            if kind != "PyTorchJob" {
+                assert!(
+                    annotations["rdmagen.io/trainer"].is_string(),
+                    "golden/{path}"
+                );
+            }
+        }
+    }
 
     for example in crate::support::examples() {
         let name = example.file_name().unwrap().to_string_lossy().into_owned();
@@ -177,7 +189,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("35 job(s) and 4 runtime(s) checked: 0 errors, 1 warning, 4 infos")
+            .contains("40 job(s) and 8 runtime(s) checked: 0 errors, 1 warning, 5 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));
@@ -359,4 +371,71 @@ fn auto_colour_follows_clicolor_force_and_no_color() {
     let plain = run(&[]);
     assert!(!plain.contains('\u{1b}'), "{plain}");
     assert_eq!(run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]), plain);
+}
+
+/// `lint` judges an object by the cluster its annotations say it was written for
+/// where no flag says otherwise, and a flag wins over them: a TrainJob with
+/// `podTemplateOverrides` written for Trainer 2.1 lints clean alone, is RDG150 with
+/// `--trainer 2.3`, and is RDG150 alone once its annotation says 2.3. A value no
+/// release or platform has is ignored, as if not written.
+#[test]
+fn lint_judges_by_what_a_manifest_was_written_for_unless_a_flag_says_otherwise() {
+    let golden =
+        std::fs::read_to_string(root().join("golden/trainer-v2.1-ib/resnet-ib/trainjob.yaml"))
+            .unwrap();
+    assert!(golden.contains("rdmagen.io/trainer: \"2.1\""), "{golden}");
+    let dir = tempfile::tempdir().unwrap();
+    let lint = |body: &str, flags: &[&str]| {
+        let file = dir.path().join("trainjob.yaml");
+        std::fs::write(&file, body).unwrap();
+        let mut args = vec!["lint", file.to_str().unwrap()];
+        args.extend(flags);
+        // The summary line (human format), then the findings (JSON).
+        let summary = text(&rdmagen(&args).stderr);
+        args.extend(["--format", "json"]);
+        let rules: Vec<String> = json(&rdmagen(&args))["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_owned())
+            .collect();
+        (rules, summary)
+    };
+    let (rules, stderr) = lint(&golden, &[]);
+    assert_eq!(rules, Vec::<String>::new());
+    assert!(stderr.contains("(Trainer 2.1)"), "{stderr}");
+    let (rules, _) = lint(&golden, &["--trainer", "2.3"]);
+    assert!(rules.contains(&"RDG150".to_owned()), "{rules:?}");
+    let (rules, stderr) = lint(
+        &golden.replace("rdmagen.io/trainer: \"2.1\"", "rdmagen.io/trainer: \"2.3\""),
+        &[],
+    );
+    assert!(rules.contains(&"RDG150".to_owned()), "{rules:?}");
+    assert!(stderr.contains("(Trainer 2.3)"), "{stderr}");
+    let (rules, stderr) = lint(
+        &golden.replace(
+            "rdmagen.io/trainer: \"2.1\"",
+            "rdmagen.io/trainer: \"banana\"",
+        ),
+        &[],
+    );
+    assert!(rules.contains(&"RDG150".to_owned()), "{rules:?}");
+    assert!(stderr.contains("(Trainer 2.3, assumed)"), "{stderr}");
+
+    // The platform: OCI's shape values (a debugging variable Oracle recommends) lint
+    // clean as written for oci, and are RDG047 once the annotation is taken away.
+    let oci = std::fs::read_to_string(
+        root().join("golden/oci-roce-hostnetwork/llama-oke/pytorchjob.yaml"),
+    )
+    .unwrap();
+    assert!(oci.contains("rdmagen.io/platform: oci"), "{oci}");
+    let (rules, _) = lint(&oci, &[]);
+    assert_eq!(rules, Vec::<String>::new());
+    let (rules, _) = lint(
+        &oci.replace("rdmagen.io/platform: oci", "rdmagen.io/platform: generic"),
+        &[],
+    );
+    assert!(rules.contains(&"RDG047".to_owned()), "{rules:?}");
+    let (rules, _) = lint(&oci, &["--platform", "generic"]);
+    assert!(rules.contains(&"RDG047".to_owned()), "{rules:?}");
 }

@@ -16,7 +16,7 @@ use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
 use crate::files::{dedupe, display_name, yaml_files};
 use crate::kubeflow::trainer::crd::TrainerKind;
-use crate::manifest::{self, ManifestFacts};
+use crate::manifest::{self, ManifestFacts, TRAINER_ANNOTATION, written_version};
 use crate::storage;
 use crate::trainer::{self, TrainerRelease};
 use crate::yaml::tree::{Document, Node, each_document};
@@ -36,6 +36,9 @@ pub struct Linted {
     pub runtimes: usize,
     /// The Trainer release the Trainer objects are judged by (`--trainer`).
     pub trainer_release: TrainerRelease,
+    /// The releases they were judged by (`--trainer`, else each object's
+    /// [`TRAINER_ANNOTATION`], else the latest, assumed), in order.
+    pub trainer_releases: Vec<TrainerRelease>,
     /// Kept until every file is read: a TrainJob's runtime may be in another file.
     trainer_objects: Vec<trainer::Object>,
     /// The cluster the files were linted for, for the checks made at the end.
@@ -105,12 +108,44 @@ impl Linted {
         }
         self.volumes.clear();
         self.claims.clear();
-        for finding in trainer::judge(&self.trainer_objects, self.trainer_release, &self.facts) {
-            self.findings.add(finding);
+        // Objects written for different clusters are judged apart: a TrainJob with the
+        // runtime rendered beside it, by what both say they were written for.
+        let mut groups: Vec<((TrainerRelease, ManifestFacts), Vec<trainer::Object>)> = Vec::new();
+        for object in std::mem::take(&mut self.trainer_objects) {
+            let key = (
+                self.release_of(&object.value),
+                self.facts.or_written(&object.value),
+            );
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, objects)) => objects.push(object),
+                None => groups.push((key, vec![object])),
+            }
         }
-        self.trainer_objects.clear();
+        for ((release, facts), objects) in &groups {
+            for finding in trainer::judge(objects, *release, facts) {
+                self.findings.add(finding);
+            }
+            if !self.trainer_releases.contains(release) {
+                self.trainer_releases.push(*release);
+            }
+        }
+        self.trainer_releases
+            .sort_by_key(|r| (r.release.version, r.assumed));
         policy.apply(&mut self.findings, 0, &[&self.suppressions]);
         policy.finish(&mut self.findings, &self.suppressions);
+    }
+}
+
+impl Linted {
+    /// The release `object` is judged by: `--trainer`, else the one it says it was
+    /// written for (when lint knows that release's CRDs), else the latest, assumed.
+    fn release_of(&self, object: &serde_json::Value) -> TrainerRelease {
+        if !self.trainer_release.assumed {
+            return self.trainer_release;
+        }
+        written_version(object, TRAINER_ANNOTATION)
+            .filter(|v| crate::kubeflow::trainer::crd::supported(*v))
+            .map_or(self.trainer_release, TrainerRelease::given)
     }
 }
 
@@ -229,7 +264,7 @@ fn lint_object(
         return;
     }
     linted.jobs += 1;
-    for mut finding in manifest::check(value, facts) {
+    for mut finding in manifest::check(value, &facts.or_written(value)) {
         let pointer = finding.pointer.as_deref().unwrap_or("");
         finding.location = Some(locate(pointer));
         linted.findings.add(finding);

@@ -18,7 +18,7 @@ use crate::diagnostics::message::pointer_segment;
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ManifestFacts {
     /// The training-operator generation (`lint --operator`, or the pool's target).
     pub operator: Option<OperatorGeneration>,
@@ -26,9 +26,37 @@ pub struct ManifestFacts {
     pub platform: Option<Platform>,
 }
 
+/// The annotations of a manifest rdmagen wrote that say which cluster it was written
+/// for: the pool's platform, its training-operator version (PyTorchJob) and its Trainer
+/// release (TrainJob, runtime). `render` writes them on the object's metadata; `lint`
+/// judges the object by them where no flag says otherwise, so that rendered output
+/// lints as it was rendered.
+pub const PLATFORM_ANNOTATION: &str = "rdmagen.io/platform";
+pub const OPERATOR_ANNOTATION: &str = "rdmagen.io/operator";
+pub const TRAINER_ANNOTATION: &str = "rdmagen.io/trainer";
+
+/// The version an object's annotation `key` gives, when it gives one.
+pub fn written_version(object: &Value, key: &str) -> Option<crate::version::Version> {
+    crate::version::Version::parse(object["metadata"]["annotations"][key].as_str()?)
+}
+
 impl ManifestFacts {
     fn profile(&self) -> Option<&'static Profile> {
         self.platform.map(profile)
+    }
+
+    /// These facts, each one they leave unknown taken from the annotations `object`
+    /// was written with ([`PLATFORM_ANNOTATION`], [`OPERATOR_ANNOTATION`]); a value
+    /// no platform or version has is ignored, as if not written.
+    pub fn or_written(self, object: &Value) -> ManifestFacts {
+        let annotations = &object["metadata"]["annotations"];
+        let platform = self
+            .platform
+            .or_else(|| serde_json::from_value(annotations[PLATFORM_ANNOTATION].clone()).ok());
+        let operator = self
+            .operator
+            .or_else(|| written_version(object, OPERATOR_ANNOTATION).map(OperatorGeneration::of));
+        ManifestFacts { operator, platform }
     }
 }
 
