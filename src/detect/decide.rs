@@ -279,6 +279,18 @@ pub fn detect(
         );
         return Ok(None);
     };
+    // IPoIB is InfiniBand's: the ipoib CNI makes an IPoIB child of an IB port, which
+    // an Ethernet (RoCE) port does not have (network-operator.md §1).
+    if attachment == Some(Attachment::Ipoib) && fabric != Fabric::Ib {
+        let at = candidates
+            .iter()
+            .find_map(|(d, _, _)| d.fabric().and_then(|(_, at)| at))
+            .map_or_else(|| first_file().to_string(), |at| at.to_string());
+        return Err(Error::Usage(format!(
+            "--attachment ipoib: {at} shows a {} link layer, and IPoIB runs only on InfiniBand ports; give --attachment sriov, hostdev, shared or hostNetwork for a RoCE pool",
+            fabric.name()
+        )));
+    }
     if fabrics.len() > 1 {
         let detail: Vec<String> = fabrics
             .iter()

@@ -292,6 +292,52 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     }
 }
 
+/// A job's own `hostNetwork: true` on a pool whose pods attach to the fabric some
+/// other way. The container runtime sets up no pod network for a pod on the host's
+/// network (the kubelet asks for the node's network namespace; containerd runs no CNI
+/// plugin for it), so Multus attaches none of the rails' networks (RDG179), and the pod
+/// bootstraps on the host's netdevs, not the `eth0` of a pod on the cluster network
+/// (RDG177, where the pool names no such host interface).
+pub fn check_job_host_network(ctx: &mut Ctx<'_>, networks: &[Selection]) {
+    let net = &ctx.pool.value.spec.network;
+    let attachment = net.attachment;
+    if !ctx.job.value.spec.host_network || attachment == Some(Attachment::HostNetwork) {
+        return;
+    }
+    let pool = ctx.pool.value.metadata.name.clone();
+    let at = [Seg::Key("spec"), Seg::Key("hostNetwork")];
+    if !networks.is_empty() {
+        let mode = attachment.map_or("none", Attachment::name);
+        ctx.report(
+            Rule::AttachmentShape,
+            format!(
+                "the job sets hostNetwork: true, but pool `{pool}` attaches its pods' rails through Multus (attachment: {mode}, {} network(s)): a pod on the host's network gets no pod network, so no Multus network is attached and NCCL sees the host's devices and interfaces, not the rails; remove hostNetwork, or use a pool with attachment: hostNetwork",
+                networks.len()
+            ),
+            &at,
+        );
+    }
+    // The pool's bootstrap interface, or the one written when it names none.
+    let Some(socket) = net
+        .socket_ifname
+        .clone()
+        .or_else(|| default_socket_ifname(attachment).map(|(name, _)| name.to_owned()))
+    else {
+        return;
+    };
+    let on_host = net.host_interfaces.contains(&socket)
+        || ctx.profile.host_interfaces.contains(&socket.as_str());
+    if socket == POD_NETWORK_IFNAME && !on_host {
+        ctx.report(
+            Rule::SocketIfnameNotInPod,
+            format!(
+                "the job sets hostNetwork: true, so its pods bootstrap on the host's interfaces, but pool `{pool}`'s bootstrap interface is `{socket}`, the one a pod on the cluster network has; name a host interface in the pool (hostInterfaces, socketIfname), or remove hostNetwork"
+            ),
+            &at,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -191,6 +191,7 @@ pub(super) fn decide(
     }
     let pool_host_network = pool.network.attachment == Some(Attachment::HostNetwork);
     let host_network = spec.host_network || pool_host_network;
+    super::attachment::check_job_host_network(ctx, &rdma.networks);
     if pool_host_network {
         ctx.decisions.record(
             "hostNetwork",

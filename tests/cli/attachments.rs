@@ -735,3 +735,44 @@ fn render_all(pool: &str, job_spec: &str) -> Vec<Value> {
     assert!(!stderr.contains("RDG137"), "{stderr}");
     rdmagen::verify::parse(&text(&out.stdout)).unwrap()
 }
+
+/// A job's own `hostNetwork: true` on a pool whose pods attach through Multus: no
+/// Multus network would be attached (RDG179, an error, nothing written); on a pool of
+/// the shared device plugin it bootstraps on the host's netdevs, where the pool's
+/// `eth0` is the pod network's (RDG177).
+#[test]
+fn a_jobs_own_host_network_on_an_attached_pool_is_reported() {
+    for (mode, pool) in mode_pools() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = rdmagen::verify::parse(&pool).unwrap()[0]["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        std::fs::write(dir.path().join("pool.yaml"), &pool).unwrap();
+        std::fs::write(
+            dir.path().join("job.yaml"),
+            format!("apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j, namespace: team}}\nspec:\n  pool: {name}\n  image: img:1\n  script: t.py\n  nodes: 2\n  gpusPerNode: 8\n  hostNetwork: true\n"),
+        )
+        .unwrap();
+        let out = rdmagen(&["validate", dir.path().to_str().unwrap()]);
+        // Findings (stdout) and the summary (stderr).
+        let stderr = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        let on_host = pool.contains("attachment: hostNetwork");
+        let multus = rails(&rdmagen::verify::parse(&pool).unwrap()[0])
+            .iter()
+            .any(|(_, network, _)| network.is_some());
+        let eth0 = stderr.contains("warning[RDG177]: the job sets hostNetwork: true");
+        let attached = stderr.contains("error[RDG179]: the job sets hostNetwork: true");
+        assert_eq!(attached, multus && !on_host, "{mode}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(if attached { 1 } else { 0 }),
+            "{mode}: {stderr}"
+        );
+        // Every pool here bootstraps its pods on eth0 but the host-network ones.
+        assert_eq!(eth0, !on_host, "{mode}: {stderr}");
+        if attached {
+            assert!(stderr.contains("job.yaml:10:"), "{mode}: {stderr}");
+        }
+    }
+}

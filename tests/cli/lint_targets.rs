@@ -460,3 +460,16 @@ fn a_multus_annotation_multus_cannot_parse_is_an_error() {
         ),
     );
 }
+
+#[test]
+fn multus_networks_on_a_host_network_pod_are_an_error() {
+    fires_once_and_not_when_fixed(
+        "hostnet-multus",
+        1,
+        (
+            "RDG179",
+            17,
+            "the pod is on the host's network and asks Multus for networks (k8s.v1.cni.cncf.io/networks): a pod on the host's network gets no pod network, so none is attached and NCCL sees the host's devices and interfaces; remove hostNetwork or the annotation",
+        ),
+    );
+}

@@ -1,7 +1,7 @@
 //! What a pod's network attachment, as its manifest shows it, means for the NCCL
 //! variables it sets and the sidecars it may get: host names on a VF pod (RDG178), the
-//! host's eth0 on a hostNetwork pod (RDG177), and Istio's proxy in front of RDMA
-//! traffic (RDG181). The facts are `../shared/reference/network-operator.md` §3, §4 and
+//! host's eth0 on a hostNetwork pod (RDG177), Multus networks on a hostNetwork pod
+//! (RDG179), and Istio's proxy in front of RDMA traffic (RDG181). The facts are `../shared/reference/network-operator.md` §3, §4 and
 //! §6; the plan's own checks of a pool are `src/plan/attachment.rs`.
 
 use serde_json::Value;
@@ -34,6 +34,18 @@ pub(crate) fn check(
     let mut out = Vec::new();
     let multus = has_multus_networks(metadata);
     let host_network = pod["hostNetwork"] == true;
+    if host_network && multus {
+        // The kubelet gives a hostNetwork pod the node's network namespace, and the
+        // container runtime runs no CNI plugin for it: Multus is never called.
+        out.push(Finding::at_pointer(
+            Rule::AttachmentShape,
+            format!(
+                "the pod is on the host's network and asks Multus for networks ({}): a pod on the host's network gets no pod network, so none is attached and NCCL sees the host's devices and interfaces; remove hostNetwork or the annotation",
+                multus::NETWORKS_ANNOTATION
+            ),
+            format!("{base}/hostNetwork"),
+        ));
+    }
     for (i, c) in items(&pod["containers"]) {
         let at = format!("{base}/containers/{i}");
         let attached = multus
@@ -82,20 +94,20 @@ pub(crate) fn check(
     out
 }
 
-/// RDG181: a pod that requests an RDMA device and does not say
-/// `sidecar.istio.io/inject: "false"`. A hostNetwork pod is skipped: Istio's injector
-/// never injects into one (istio pkg/kube/inject/inject.go `injectRequired`; not read
-/// at a tag here).
+/// RDG181: a pod that requests an RDMA device and does not opt out of Istio's sidecar
+/// as Istio reads the opt-out (istio pkg/kube/inject/inject.go `injectRequired`, at
+/// 1.27.0 lines 199-240): a hostNetwork pod is never injected (:207-209); the label
+/// `sidecar.istio.io/inject` wins over the annotation of that name (:223-227); and from
+/// 1.27 only the exact value `false` opts out, any other value falling back to the
+/// namespace's default (:228-240; 1.24-1.26 lower-cased the value and took anything
+/// but y/yes/true/on as false), so `False` or `no` is an opt-out only on older Istio.
 fn istio(pod: &Value, metadata: &Value, base: &str, multus: bool) -> Option<Finding> {
     if pod["hostNetwork"] == true {
         return None;
     }
-    let opted_out = ["annotations", "labels"].iter().any(|k| {
-        metadata[k][ISTIO_INJECT]
-            .as_str()
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
-    });
-    if opted_out {
+    let label = metadata["labels"][ISTIO_INJECT].as_str();
+    let selector = label.or(metadata["annotations"][ISTIO_INJECT].as_str());
+    if selector == Some("false") {
         return None;
     }
     let (i, name, section) = items(&pod["containers"]).find_map(|(i, c)| {
@@ -105,10 +117,21 @@ fn istio(pod: &Value, metadata: &Value, base: &str, multus: bool) -> Option<Find
             })
             .map(|(name, section)| (i, name, section))
     })?;
+    let what = match (selector, label) {
+        (None, _) => "does not opt out of Istio's sidecar".to_owned(),
+        (Some(value), Some(_)) => format!(
+            "does not opt out of Istio's sidecar: its label {ISTIO_INJECT}: `{}` is what Istio reads, before the annotation of that name",
+            cut(value, QUOTED)
+        ),
+        (Some(value), None) => format!(
+            "opts out of Istio's sidecar with `{}`, but Istio 1.27 and later opt out only on the exact value `false` (any other falls back to the namespace's default)",
+            cut(value, QUOTED)
+        ),
+    };
     Some(Finding::at_pointer(
         Rule::RdmaWithoutIstioOptOut,
         format!(
-            "the pod requests {} but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation {ISTIO_INJECT}: \"false\"",
+            "the pod requests {} but {what}: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation {ISTIO_INJECT}: \"false\"",
             cut(name, QUOTED)
         ),
         format!(
@@ -235,6 +258,41 @@ mod tests {
         assert_eq!(rules(&shared, &json!({})), [Rule::RdmaWithoutIstioOptOut]);
     }
 
+    /// Istio 1.27's reading: the label before the annotation, and only `false`.
+    #[test]
+    fn only_the_exact_false_opts_out_and_the_label_wins() {
+        let pod = json!({"containers": [{
+            "name": "pytorch",
+            "resources": {"limits": {"rdma/hca": 1}},
+        }]});
+        for value in ["False", "no", "off", " false"] {
+            let annotated = json!({"annotations": {"sidecar.istio.io/inject": value}});
+            let found = check(&pod, &annotated, "/spec", None);
+            assert_eq!(found.len(), 1, "{value:?}");
+            assert!(
+                found[0].message.contains("only on the exact value `false`"),
+                "{}",
+                found[0].message
+            );
+        }
+        let both = json!({
+            "labels": {"sidecar.istio.io/inject": "true"},
+            "annotations": {"sidecar.istio.io/inject": "false"},
+        });
+        let found = check(&pod, &both, "/spec", None);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].message.contains("before the annotation"),
+            "{}",
+            found[0].message
+        );
+        let both = json!({
+            "labels": {"sidecar.istio.io/inject": "false"},
+            "annotations": {"sidecar.istio.io/inject": "true"},
+        });
+        assert!(check(&pod, &both, "/spec", None).is_empty());
+    }
+
     #[test]
     fn eth0_on_the_host_network_unless_the_platform_has_it() {
         let pod = json!({"hostNetwork": true, "containers": [{
@@ -248,6 +306,12 @@ mod tests {
         // it right.
         let oci = crate::platform::profile(crate::platform::Platform::Oci);
         assert!(check(&pod, &json!({}), "/spec", Some(oci)).is_empty());
+        // Multus networks on the host's network are never attached.
+        let multus = json!({"annotations": {"k8s.v1.cni.cncf.io/networks": "rail1"}});
+        assert_eq!(
+            rules(&pod, &multus),
+            [Rule::AttachmentShape, Rule::SocketIfnameNotInPod]
+        );
         let mut pod_network = pod.clone();
         pod_network["hostNetwork"] = false.into();
         assert_eq!(

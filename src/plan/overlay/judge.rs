@@ -290,6 +290,7 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
     strategic_merge(&mut merged, overlay, POD_TEMPLATE_SPEC);
     pod_fields(&mut judge, overlay);
     queue(&mut judge, overlay);
+    networks(&mut judge, overlay);
     dropped_items(&mut judge, overlay);
     let volume = Keyed {
         list: &["spec", "volumes"],
@@ -475,6 +476,30 @@ fn queue(judge: &mut Judge<'_>, overlay: &Value) {
     let owner = Owner {
         by: format!("the job's Volcano queue `{queue}`"),
         fix: "set the queue in the job's `runPolicy.schedulingPolicy.queue` or the pool's `scheduler.queue`".to_owned(),
+    };
+    judge.overrides(at.clone(), action(&at, theirs), owner);
+}
+
+/// The Multus annotation rdmagen wrote for the pod's rails: each network takes the
+/// next device of its rail's resource (multus k8sclient.go:296-320), so another value
+/// leaves devices unattached or networks without a device.
+fn networks(judge: &mut Judge<'_>, overlay: &Value) {
+    let key = crate::multus::NETWORKS_ANNOTATION;
+    let Some(ours) = judge.owned.built["metadata"]["annotations"][key].as_str() else {
+        return;
+    };
+    let Some((at, theirs)) = walk(overlay, &["metadata", "annotations", key]) else {
+        return;
+    };
+    if theirs.as_str() == Some(ours) {
+        return;
+    }
+    let owner = Owner {
+        by: format!(
+            "the Multus networks of the pool's rails (`{}`), one per rail device the pod requests",
+            shown(&Value::from(ours))
+        ),
+        fix: "change the rails in the pool's `network.rails`".to_owned(),
     };
     judge.overrides(at.clone(), action(&at, theirs), owner);
 }
@@ -1096,6 +1121,25 @@ mod tests {
             .unwrap()
             .remove("hostNetwork");
         assert!(judge(&owned, &json!({"spec": {"hostNetwork": true}}), "x").is_empty());
+    }
+
+    #[test]
+    fn the_multus_networks_of_the_rails_are_rdmagens() {
+        let mut owned = owned();
+        owned.built["metadata"]["annotations"][crate::multus::NETWORKS_ANNOTATION] =
+            "gpu-rail1,gpu-rail2".into();
+        let overlay = |value: Value| json!({"metadata": {"annotations": {crate::multus::NETWORKS_ANNOTATION: value}}});
+        let found = judge(&owned, &overlay("other-net".into()), "the job's");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].rule, Rule::PodTemplateOverride);
+        assert_eq!(
+            found[0].message,
+            "the job's podTemplate sets `metadata.annotations.k8s.v1.cni.cncf.io/networks` to `other-net`, which would break the Multus networks of the pool's rails (`gpu-rail1,gpu-rail2`), one per rail device the pod requests; change the rails in the pool's `network.rails`"
+        );
+        assert_eq!(judge(&owned, &overlay(Value::Null), "the job's").len(), 1);
+        // Repeating it is no change; a pod without rails may get networks of its own.
+        assert!(judge(&owned, &overlay("gpu-rail1,gpu-rail2".into()), "x").is_empty());
+        assert!(judge(&self::owned(), &overlay("other-net".into()), "x").is_empty());
     }
 
     #[test]
