@@ -69,14 +69,24 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             0,
             "rdma: auto and the job is one node: NCCL keeps its traffic inside the node, and RDMA training needs at least 2 nodes (seed 001); `rdma: on` forces it".to_owned(),
         ),
-        RdmaRequest::Auto if profile.auto_rdma == AutoRdma::WholeNodes && gpus < per_node => (
-            false,
-            0,
-            format!(
-                "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; {} turns RDMA on for whole nodes only (on at {per_node} GPUs, off below)",
-                profile.title
-            ),
-        ),
+        RdmaRequest::Auto if profile.auto_rdma == AutoRdma::WholeNodes && gpus < per_node => {
+            ctx.report(
+                Rule::PlatformSocketsPartialNode,
+                format!(
+                    "the job spans {nodes} nodes on {gpus} of {per_node} GPUs each, and {} turns RDMA off below a whole node: NCCL goes over sockets (TCP) between the nodes; `rdma: on` forces RDMA, which the platform warns can cause communication problems over RoCE",
+                    profile.title
+                ),
+                &[Seg::Key("spec"), Seg::Key("gpusPerNode")],
+            );
+            (
+                false,
+                0,
+                format!(
+                    "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; {} turns RDMA on for whole nodes only (on at {per_node} GPUs, off below)",
+                    profile.title
+                ),
+            )
+        }
         RdmaRequest::Auto => (
             true,
             1,

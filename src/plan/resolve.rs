@@ -174,6 +174,39 @@ fn check_counts(ctx: &mut Ctx<'_>) {
 /// spec.runPolicy, always written: the Python SDK's model refuses a PyTorchJob without
 /// it (kubeflow-training 1.9.4 `KubeflowOrgV1PyTorchJobSpec.run_policy` must not be
 /// None), and one such job breaks `list_jobs` for its whole namespace.
+/// `runPolicy.schedulingPolicy.priorityClass` of a PyTorchJob: the job's own, else, on a
+/// Volcano pool, the pods' priority class.
+/// The operator fills the PodGroup's priority from this field alone and ignores the
+/// pods' `priorityClassName` (training-operator@v1.9.4
+/// pkg/controller.v1/common/job.go:250-296), and Volcano orders and preempts gangs by
+/// the PodGroup's priority (volcano@v1.15.1 pkg/scheduler/cache/cache.go:1537-1543,
+/// plugins/priority/priority.go:71-89): without it every gang has the default.
+fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
+    if asked.is_some() || ctx.target.trainer().is_some() {
+        return asked;
+    }
+    let volcano = ctx
+        .pool
+        .value
+        .spec
+        .scheduler
+        .as_ref()
+        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
+    let class = ctx.inputs.priority_class_name.as_ref()?.value.clone();
+    if !volcano {
+        return None;
+    }
+    ctx.decisions.record(
+        "schedulingPolicy.priorityClass",
+        &class,
+        match ctx.target.gang_scheduling {
+            Some(false) => "the pods' priority class, which Volcano reads for the PodGroup it makes per pod (target.gangScheduling: false); written to runPolicy.schedulingPolicy too, as the queue is, for an operator that gang-schedules (it reads only that field, job.go:250-296)",
+            _ => "the pods' priority class, for the job's PodGroup: a gang-scheduling operator takes the PodGroup's priority from runPolicy.schedulingPolicy.priorityClass only (job.go:250-296), and Volcano orders and preempts gangs by it (cache.go:1537-1543); without it every gang has the default priority",
+        },
+    );
+    Some(class)
+}
+
 fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
     let asked = ctx.job.value.spec.run_policy.clone().unwrap_or_default();
     let asked_scheduling = asked.scheduling_policy.unwrap_or_default();
@@ -220,6 +253,24 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         }
         (None, None) => None,
     };
+    let on_volcano = ctx
+        .pool
+        .value
+        .spec
+        .scheduler
+        .as_ref()
+        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
+    let nodes = ctx.job.value.spec.nodes;
+    if gang == Some(false) && on_volcano && nodes > 1 && ctx.target.trainer().is_none() {
+        let pool = ctx.pool.value.metadata.name.clone();
+        ctx.report(
+            Rule::VolcanoWithoutGang,
+            format!(
+                "the job's {nodes} pods are scheduled one by one: pool `{pool}` schedules with Volcano but says its operator does not gang-schedule (target.gangScheduling: false), so Volcano gives each pod a PodGroup of its own; two such jobs can each hold part of the GPUs and wait for the rest forever"
+            ),
+            &[Seg::Key("spec"), Seg::Key("nodes")],
+        );
+    }
     if gang == Some(false) {
         let pool = ctx.pool.value.metadata.name.clone();
         for (field, set) in [
@@ -240,14 +291,14 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
             }
         }
     }
-    let scheduling = (queue.is_some()
-        || asked_scheduling.min_available.is_some()
-        || asked_scheduling.priority_class.is_some())
-    .then_some(SchedulingPlan {
-        min_available: asked_scheduling.min_available,
-        queue,
-        priority_class: asked_scheduling.priority_class,
-    });
+    let priority_class = gang_priority(ctx, asked_scheduling.priority_class);
+    let scheduling =
+        (queue.is_some() || asked_scheduling.min_available.is_some() || priority_class.is_some())
+            .then_some(SchedulingPlan {
+                min_available: asked_scheduling.min_available,
+                queue,
+                priority_class,
+            });
     let empty = asked.clean_pod_policy.is_none()
         && asked.backoff_limit.is_none()
         && asked.ttl_seconds_after_finished.is_none()

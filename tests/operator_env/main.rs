@@ -8,6 +8,7 @@
 //! → torchrun's parser or a plain script ([`launcher`]) → the groups that form
 //! ([`world`]). The manifests are judged by simulation only, never by their text.
 
+mod gang;
 mod kubelet;
 mod launcher;
 mod operator;

@@ -224,7 +224,44 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
             .extend(pod_template_rules(&t, "<job>-master-0", facts));
         pytorch_pod(&mut out, t.spec(), &t.spec_at(), nproc, facts);
     }
+    gang_priority(&mut out, doc);
     out.0
+}
+
+/// RDG184: pods with a priority class in a job that looks gang-scheduled (a
+/// `schedulingPolicy`, or pods on Volcano), whose PodGroup would not get it: the
+/// operator reads `runPolicy.schedulingPolicy.priorityClass` only (training-operator
+/// v1.9.4 job.go:250-296). Reported once, at the first such pod.
+fn gang_priority(out: &mut Out, doc: &Value) {
+    let scheduling = &doc["spec"]["runPolicy"]["schedulingPolicy"];
+    if scheduling["priorityClass"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty())
+    {
+        return;
+    }
+    let templates = of_pytorchjob(doc);
+    let on_volcano = templates
+        .iter()
+        .any(|t| t.spec()["schedulerName"] == "volcano");
+    if !scheduling.is_object() && !on_volcano {
+        return;
+    }
+    let Some((t, class)) = templates
+        .iter()
+        .find_map(|t| Some((t, t.spec()["priorityClassName"].as_str()?)))
+    else {
+        return;
+    };
+    out.push(
+        Rule::GangPriorityMissing,
+        format!(
+            "the pods' priorityClassName is `{}`, but runPolicy.schedulingPolicy.priorityClass is not set: when the operator gang-schedules through Volcano, the job's PodGroup takes its priority from that field alone, so Volcano orders and preempts this job at the default priority; set runPolicy.schedulingPolicy.priorityClass: {}",
+            escape::cut(class, 80),
+            escape::cut(class, 80)
+        ),
+        format!("{}/priorityClassName", t.spec_at()),
+    );
 }
 
 /// spec.nprocPerNode as an integer, when it is one (the CRD wants a string).
