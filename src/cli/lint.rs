@@ -8,7 +8,6 @@ use super::Streams;
 use super::input_args::InputArgs;
 use super::output_args::OutputArgs;
 use crate::error::Error;
-use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubeflow::trainer::crd;
 use crate::model::pool::Platform;
 use crate::model::target::Version;
@@ -34,6 +33,11 @@ pub struct LintArgs {
     /// assumed.
     #[arg(long, value_name = "VERSION", value_parser = parse_trainer_version)]
     pub trainer: Option<Version>,
+    /// The Kubernetes version of the cluster, e.g. 1.28; below 1.29 a native sidecar
+    /// (an init container with restartPolicy: Always) is an error. Default: what each
+    /// manifest says it was written for, else unknown.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub kubernetes: Option<Version>,
     /// The platform the manifests run on; rules about one platform's conventions apply
     /// only there. Default: unknown.
     #[arg(long, value_enum)]
@@ -68,8 +72,9 @@ impl LintArgs {
                 .and_then(|p| profile(p).operator.map(|(v, _)| v))
         });
         ManifestFacts {
-            operator: operator.map(OperatorGeneration::of),
+            operator,
             platform: self.platform,
+            kubernetes: self.kubernetes,
         }
     }
 }

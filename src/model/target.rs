@@ -32,6 +32,12 @@ pub struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "Option<VersionSchema>")]
     pub operator: Option<Version>,
+    /// The Kubernetes version of the cluster, e.g. "1.31" (optional; unknown means a
+    /// release Kubernetes still maintains, 1.29 or later). Decides what pod fields the
+    /// cluster keeps: native sidecars need 1.29 (SidecarContainers on by default).
+    #[serde(default)]
+    #[schemars(with = "Option<VersionSchema>")]
+    pub kubernetes: Option<Version>,
     /// The minimum NCCL version in this pool's images, e.g. "2.21".
     #[serde(default)]
     #[schemars(with = "Option<VersionSchema>")]

@@ -302,6 +302,7 @@ pub(super) fn decide(
         .map(|c| c.value.clone())
         .chain(ctx.inputs.sidecars.iter().map(|c| native_sidecar(&c.value)))
         .collect();
+    check_sidecars(ctx);
     if !ctx.inputs.sidecars.is_empty() {
         ctx.decisions.record(
             "sidecars",
@@ -368,6 +369,42 @@ fn security_context(ctx: &mut Ctx<'_>, capabilities: &[String]) -> Option<Value>
         *add = Value::Array(list);
     }
     (sc.as_object().is_some_and(|m| !m.is_empty())).then_some(sc)
+}
+
+/// RDG187: native sidecars where the cluster drops `restartPolicy: Always` from an init
+/// container: a PyTorchJob CRD before training-operator 1.8, or Kubernetes before 1.29.
+fn check_sidecars(ctx: &mut Ctx<'_>) {
+    use crate::kubeflow::operator::NATIVE_SIDECAR_CRD;
+    use crate::kubernetes::sidecars::NATIVE_SIDECARS;
+    let Some(first) = ctx.inputs.sidecars.first() else {
+        return;
+    };
+    let (origin, index) = (first.origin, first.index);
+    let operator = ctx
+        .target
+        .operator
+        .filter(|v| ctx.target.trainer().is_none() && *v < NATIVE_SIDECAR_CRD);
+    let kubernetes = ctx.target.kubernetes.filter(|v| *v < NATIVE_SIDECARS);
+    let why = match (operator, kubernetes) {
+        (Some(v), _) => format!(
+            "the PyTorchJob CRD of training-operator {v} has no initContainers[].restartPolicy (it came in {NATIVE_SIDECAR_CRD}), so the API server prunes it"
+        ),
+        (None, Some(v)) => format!(
+            "Kubernetes {v} does not run native sidecars by default (the SidecarContainers gate is on from {NATIVE_SIDECARS}), so it drops restartPolicy: Always"
+        ),
+        (None, None) => return,
+    };
+    let pool = ctx.pool.value.metadata.name.clone();
+    let mut path = origin.path("sidecars");
+    path.push(Seg::Index(index));
+    ctx.report_from(
+        origin,
+        Rule::SidecarDropped,
+        format!(
+            "the job's sidecars are native sidecars (init containers with restartPolicy: Always), but on pool `{pool}`'s cluster {why}: each becomes an init container that never exits and the pods stay in Init; move its work into the training container, or target a newer cluster"
+        ),
+        &path,
+    );
 }
 
 /// A sidecar as Kubernetes runs it natively: an init container that keeps running.

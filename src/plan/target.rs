@@ -18,6 +18,8 @@ pub struct Target {
     pub api: Api,
     /// The training-operator version; None when neither the pool nor the platform says.
     pub operator: Option<Version>,
+    /// The Kubernetes version of the cluster, when the pool says.
+    pub kubernetes: Option<Version>,
     /// The NCCL version floor of the pool's images, when the pool says.
     pub nccl: Option<Version>,
     /// Whether the operator gang-schedules through Volcano, when the pool says.
@@ -27,7 +29,8 @@ pub struct Target {
 impl Target {
     /// The annotations a manifest for this target carries about it, for `lint` to judge
     /// the manifest by when no flag says otherwise (`rules::manifest`): the platform,
-    /// and the operator version (PyTorchJob, when known) or the Trainer release.
+    /// the Kubernetes version (when known), and the operator version (PyTorchJob, when
+    /// known) or the Trainer release.
     pub fn written_for(&self) -> Vec<(&'static str, String)> {
         use crate::rules::manifest::{
             OPERATOR_ANNOTATION, PLATFORM_ANNOTATION, TRAINER_ANNOTATION,
@@ -118,6 +121,7 @@ pub fn decide(
             platform: spec.platform,
             api,
             operator: None,
+            kubernetes: asked.kubernetes,
             nccl: asked.nccl,
             gang_scheduling: asked.gang_scheduling,
         };
@@ -155,6 +159,7 @@ pub fn decide(
         platform: spec.platform,
         api,
         operator,
+        kubernetes: asked.kubernetes,
         nccl,
         gang_scheduling: asked.gang_scheduling,
     }

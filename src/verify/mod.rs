@@ -97,8 +97,9 @@ impl Verifier {
         }
         // Rendered output is judged on the cluster its plan targets.
         let facts = ManifestFacts {
-            operator: plan.target.generation(),
+            operator: plan.target.operator,
             platform: Some(plan.target.platform),
+            kubernetes: plan.target.kubernetes,
         };
         // Master and Worker are one pod as far as a rendered warning goes: say it once.
         let mut warned = std::collections::HashSet::new();
@@ -133,9 +134,11 @@ impl Verifier {
             problems.extend(self.pod_template.problems(pod, &at));
         }
         problems.extend(trainer_fidelity::runtime_fidelity(&doc, runtime));
+        // The plan of the runtime has judged its pod for the cluster's Kubernetes.
         let facts = ManifestFacts {
             operator: None,
             platform: Some(runtime.platform),
+            kubernetes: None,
         };
         problems.extend(trainer_errors(
             std::slice::from_ref(&doc),
@@ -176,6 +179,7 @@ impl Verifier {
         let facts = ManifestFacts {
             operator: None,
             platform: Some(plan.target.platform),
+            kubernetes: plan.target.kubernetes,
         };
         let docs = [train_job.runtime_doc.clone(), doc.clone()];
         problems.extend(trainer_errors(

@@ -473,3 +473,45 @@ fn multus_networks_on_a_host_network_pod_are_an_error() {
         ),
     );
 }
+
+/// Native sidecars on a cluster that drops them (issue 26): the golden finetune job of
+/// examples/pool-defaults (operator 1.9, a log-shipper sidecar) lints clean as written,
+/// and is RDG187 at each replica's sidecar for an operator whose PyTorchJob CRD has no
+/// `initContainers[].restartPolicy` (1.7) or a Kubernetes that does not run sidecars by
+/// default (1.28); both at once are said once per sidecar.
+#[test]
+fn native_sidecars_on_an_older_operator_or_kubernetes_are_an_error() {
+    let golden = "golden/pool-defaults/finetune/pytorchjob.yaml";
+    assert_eq!(lint(&[golden]), (Some(0), vec![]));
+    let at = |found: &[(String, u64, String)]| -> Vec<(String, u64)> {
+        found.iter().map(|(r, l, _)| (r.clone(), *l)).collect()
+    };
+    let both = vec![("RDG187".to_owned(), 59), ("RDG187".to_owned(), 166)];
+    for flags in [
+        &["--operator", "1.7"][..],
+        &["--kubernetes", "1.28"][..],
+        &["--operator", "1.7", "--kubernetes", "1.28"][..],
+    ] {
+        let mut args = vec![golden];
+        args.extend(flags);
+        let (code, found) = lint(&args);
+        assert_eq!((code, at(&found)), (Some(1), both.clone()), "{flags:?}");
+        assert!(
+            found[0].2.starts_with(
+                "init container `log-shipper` is a native sidecar (restartPolicy: Always), but "
+            ),
+            "{}",
+            found[0].2
+        );
+    }
+    let (_, found) = lint(&[golden, "--kubernetes", "1.28"]);
+    assert!(
+        found[0]
+            .2
+            .contains("Kubernetes 1.28 does not run native sidecars by default"),
+        "{}",
+        found[0].2
+    );
+    let (code, _) = lint(&[golden, "--operator", "1.8", "--kubernetes", "1.29"]);
+    assert_eq!(code, Some(0));
+}

@@ -4,12 +4,14 @@
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
-use crate::kubeflow::operator::OperatorGeneration;
+use crate::kubeflow::operator::{NATIVE_SIDECAR_CRD, OperatorGeneration};
 use crate::kubernetes::job_name;
+use crate::kubernetes::sidecars::NATIVE_SIDECARS;
 use crate::multus;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::Platform;
 use crate::platform::{Profile, is_rdma_resource, profile};
+use crate::version::Version;
 
 use super::pod_templates::{PodTemplate, of_pytorchjob};
 use super::{names, pod_network, resources, tolerations};
@@ -20,10 +22,12 @@ use crate::diagnostics::message::pointer_segment;
 /// that depend on them: lint never guesses a platform or an operator.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ManifestFacts {
-    /// The training-operator generation (`lint --operator`, or the pool's target).
-    pub operator: Option<OperatorGeneration>,
+    /// The training-operator version (`lint --operator`, or the pool's target).
+    pub operator: Option<Version>,
     /// The platform (`lint --platform`, or the pool's).
     pub platform: Option<Platform>,
+    /// The Kubernetes version of the cluster (`lint --kubernetes`, or the pool's).
+    pub kubernetes: Option<Version>,
 }
 
 /// The annotations of a manifest rdmagen wrote that say which cluster it was written
@@ -34,6 +38,7 @@ pub struct ManifestFacts {
 pub const PLATFORM_ANNOTATION: &str = "rdmagen.io/platform";
 pub const OPERATOR_ANNOTATION: &str = "rdmagen.io/operator";
 pub const TRAINER_ANNOTATION: &str = "rdmagen.io/trainer";
+pub const KUBERNETES_ANNOTATION: &str = "rdmagen.io/kubernetes";
 
 /// The version an object's annotation `key` gives, when it gives one.
 pub fn written_version(object: &Value, key: &str) -> Option<crate::version::Version> {
@@ -45,9 +50,15 @@ impl ManifestFacts {
         self.platform.map(profile)
     }
 
+    /// The operator's generation, when its version is known.
+    pub fn generation(&self) -> Option<OperatorGeneration> {
+        self.operator.map(OperatorGeneration::of)
+    }
+
     /// These facts, each one they leave unknown taken from the annotations `object`
-    /// was written with ([`PLATFORM_ANNOTATION`], [`OPERATOR_ANNOTATION`]); a value
-    /// no platform or version has is ignored, as if not written.
+    /// was written with ([`PLATFORM_ANNOTATION`], [`OPERATOR_ANNOTATION`],
+    /// [`KUBERNETES_ANNOTATION`]); a value no platform or version has is ignored, as if
+    /// not written.
     pub fn or_written(self, object: &Value) -> ManifestFacts {
         let annotations = &object["metadata"]["annotations"];
         let platform = self
@@ -55,8 +66,15 @@ impl ManifestFacts {
             .or_else(|| serde_json::from_value(annotations[PLATFORM_ANNOTATION].clone()).ok());
         let operator = self
             .operator
-            .or_else(|| written_version(object, OPERATOR_ANNOTATION).map(OperatorGeneration::of));
-        ManifestFacts { operator, platform }
+            .or_else(|| written_version(object, OPERATOR_ANNOTATION));
+        let kubernetes = self
+            .kubernetes
+            .or_else(|| written_version(object, KUBERNETES_ANNOTATION));
+        ManifestFacts {
+            operator,
+            platform,
+            kubernetes,
+        }
     }
 }
 
@@ -127,7 +145,9 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
         );
     }
     let mut nproc = nproc_per_node(spec);
-    if facts.operator == Some(OperatorGeneration::PodWorld) && spec.get("nprocPerNode").is_some() {
+    if facts.generation() == Some(OperatorGeneration::PodWorld)
+        && spec.get("nprocPerNode").is_some()
+    {
         out.push(
             Rule::OldOperatorNproc,
             "spec.nprocPerNode is not in the CRD of a training-operator before 1.7: it is pruned, no PET_* variables are set, and WORLD_SIZE counts pods",
@@ -222,6 +242,16 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
         }
         out.0
             .extend(pod_template_rules(&t, "<job>-master-0", facts));
+        // The PyTorchJob's own CRD: the operator's release (pod_template_rules judged
+        // the Kubernetes version, and says it once per sidecar).
+        if facts.kubernetes.is_none_or(|v| v >= NATIVE_SIDECARS) {
+            out.0.extend(dropped_sidecars(
+                t.spec(),
+                &t.spec_at(),
+                None,
+                facts.operator,
+            ));
+        }
         pytorch_pod(&mut out, t.spec(), &t.spec_at(), nproc, facts);
     }
     gang_priority(&mut out, doc);
@@ -313,6 +343,12 @@ pub(crate) fn pod_template_rules(
 ) -> Vec<Finding> {
     let mut found = names::object_meta(&t.template["metadata"], &format!("{}/metadata", t.at));
     found.extend(multus_devices(t));
+    found.extend(dropped_sidecars(
+        t.spec(),
+        &t.spec_at(),
+        facts.kubernetes,
+        None,
+    ));
     found.extend(pod_shape(
         t.spec(),
         &t.template["metadata"],
@@ -321,6 +357,37 @@ pub(crate) fn pod_template_rules(
         facts,
     ));
     found
+}
+
+/// RDG187: each native sidecar of `pod` (at `base`) that the cluster drops, on
+/// `kubernetes` before 1.29 or under the PyTorchJob CRD of an `operator` before 1.8.
+fn dropped_sidecars(
+    pod: &Value,
+    base: &str,
+    kubernetes: Option<Version>,
+    operator: Option<Version>,
+) -> Vec<Finding> {
+    let why = match (kubernetes, operator) {
+        (Some(v), _) if v < NATIVE_SIDECARS => format!(
+            "Kubernetes {v} does not run native sidecars by default (the SidecarContainers gate is on from {NATIVE_SIDECARS}), so it drops restartPolicy: Always"
+        ),
+        (_, Some(v)) if v < NATIVE_SIDECAR_CRD => format!(
+            "the PyTorchJob CRD of training-operator {v} has no initContainers[].restartPolicy (it came in {NATIVE_SIDECAR_CRD}), so the API server prunes it"
+        ),
+        _ => return Vec::new(),
+    };
+    crate::kubernetes::sidecars::native_sidecars(pod)
+        .map(|(i, name)| {
+            Finding::at_pointer(
+                Rule::SidecarDropped,
+                format!(
+                    "init container `{}` is a native sidecar (restartPolicy: Always), but {why}: it becomes an init container that never exits and the pod stays in Init",
+                    escape::cut(name, 80)
+                ),
+                format!("{base}/initContainers/{i}/restartPolicy"),
+            )
+        })
+        .collect()
 }
 
 /// The rules of a training pod that hold wherever its template sits (a PyTorchJob
@@ -496,7 +563,7 @@ fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &Manif
         };
         out.push(Rule::ShellWrapper, message, format!("{at}/command"));
     }
-    if facts.operator == Some(OperatorGeneration::PodWorld) {
+    if facts.generation() == Some(OperatorGeneration::PodWorld) {
         old_operator_launch(out, &words, &line, at);
     }
     // Without an (effective) nprocPerNode, torch.distributed.launch fed from
@@ -914,8 +981,8 @@ mod tests {
         );
         // Before 1.7 the field is pruned: only that is wrong, WORLD_SIZE counts pods.
         let old = ManifestFacts {
-            operator: Some(OperatorGeneration::PodWorld),
-            platform: None,
+            operator: Some(Version::new(1, 6)),
+            ..ManifestFacts::default()
         };
         // The launcher lacks --nproc_per_node and --master_addr: no PET_* fill them in.
         assert_eq!(
@@ -927,8 +994,8 @@ mod tests {
     #[test]
     fn a_launcher_without_flags_trains_alone_before_1_7() {
         let old = ManifestFacts {
-            operator: Some(OperatorGeneration::PodWorld),
-            platform: None,
+            operator: Some(Version::new(1, 6)),
+            ..ManifestFacts::default()
         };
         let with = |command: Value| {
             job(

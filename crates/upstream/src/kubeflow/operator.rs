@@ -18,6 +18,12 @@ pub enum OperatorGeneration {
 /// The first operator release with PET_* and `nprocPerNode` (#1840, v1.7.0).
 pub const PET_OPERATOR: Version = Version::new(1, 7);
 
+/// The first operator release whose PyTorchJob CRD keeps `initContainers[].restartPolicy`
+/// (training-operator@v1.8.0 manifests/base/crds/kubeflow.org_pytorchjobs.yaml, f8687ca7;
+/// v1.7.0's has no such field, so the API server prunes it and a native sidecar
+/// becomes an init container that never exits).
+pub const NATIVE_SIDECAR_CRD: Version = Version::new(1, 8);
+
 impl OperatorGeneration {
     pub fn of(version: Version) -> Self {
         if version < PET_OPERATOR {
