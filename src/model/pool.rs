@@ -337,11 +337,42 @@ impl<'de> Deserialize<'de> for GidIndex {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SchedulerSpec {
-    /// schedulerName of the pods, e.g. volcano.
+    /// schedulerName of the pods, e.g. volcano; or `kueue`, which queues and admits
+    /// jobs for the default scheduler (no schedulerName is written).
     pub name: String,
-    /// Queue (Volcano), written to runPolicy.schedulingPolicy.queue (read by the operator
-    /// under gang scheduling) and to the pods' `scheduling.volcano.sh/queue-name`
-    /// annotation (read by Volcano without it).
+    /// The queue. Volcano: written to runPolicy.schedulingPolicy.queue (read by the
+    /// operator under gang scheduling) and to the pods' `scheduling.volcano.sh/queue-name`
+    /// annotation (read by Volcano without it). Kueue: the LocalQueue, as the job
+    /// object's `kueue.x-k8s.io/queue-name` label (never on its pods).
     #[serde(default)]
     pub queue: Option<String>,
+    /// Kueue topology-aware scheduling: every pod of a replica type (a pod set) in one
+    /// domain of this topology level, a node label.
+    #[serde(default)]
+    pub topology: Option<TopologyRequest>,
+    /// Kueue: whether its integration for the job's kind is enabled in the cluster's
+    /// Kueue configuration (`kubeflow.org/pytorchjob`, which Kueue v0.19 ships off;
+    /// `trainer.kubeflow.org/trainjob`, on since v0.14).
+    #[serde(default)]
+    pub job_integration: Option<bool>,
+}
+
+/// A Kueue topology request for each pod set: one of `required` and `preferred`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TopologyRequest {
+    /// All pods of the pod set in one domain of this level (a node label), or not
+    /// admitted.
+    #[serde(default)]
+    pub required: Option<String>,
+    /// The same if possible, else the lowest levels that fit.
+    #[serde(default)]
+    pub preferred: Option<String>,
+}
+
+impl SchedulerSpec {
+    /// Whether the pool's jobs are queued by Kueue.
+    pub fn is_kueue(&self) -> bool {
+        self.name.eq_ignore_ascii_case("kueue")
+    }
 }

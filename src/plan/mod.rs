@@ -7,6 +7,7 @@ mod decision;
 pub mod defaults;
 mod hca;
 mod image_build;
+mod kueue;
 mod launcher;
 mod nccl_env;
 mod overlay;

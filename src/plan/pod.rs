@@ -130,7 +130,7 @@ pub(super) fn decide(
     }
     ctx.inputs.volumes = inputs;
 
-    let labels: BTreeMap<String, String> = ctx
+    let mut labels: BTreeMap<String, String> = ctx
         .inputs
         .labels
         .iter()
@@ -142,6 +142,7 @@ pub(super) fn decide(
         .iter()
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
+    super::kueue::pod_metadata(ctx, &mut labels, &mut annotations);
     annotations
         .entry(ISTIO_INJECT.to_owned())
         .or_insert_with(|| "false".to_owned());
@@ -177,7 +178,12 @@ pub(super) fn decide(
             multus::format(&rdma.networks),
         );
     }
-    let scheduler_name = pool.scheduler.as_ref().map(|s| s.name.clone());
+    // Kueue admits jobs for the default scheduler: no schedulerName.
+    let scheduler_name = pool
+        .scheduler
+        .as_ref()
+        .filter(|s| !s.is_kueue())
+        .map(|s| s.name.clone());
     if let Some(name) = &scheduler_name {
         let gang = if ctx.target.trainer().is_some() {
             "; with Volcano the runtime's podGroupPolicy gang-schedules each TrainJob"

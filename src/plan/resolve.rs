@@ -115,16 +115,18 @@ pub fn resolve(
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
     annotations.extend(written_for.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    let mut labels: BTreeMap<String, String> = ctx
+        .inputs
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    crate::plan::kueue::object_labels(&mut ctx, &mut labels);
 
     Plan {
         name: meta.name.clone(),
         namespace: meta.namespace.clone(),
-        labels: ctx
-            .inputs
-            .labels
-            .iter()
-            .map(|(k, v)| (k.clone(), v.value.clone()))
-            .collect(),
+        labels,
         annotations,
         nproc_per_node: launch.nproc_per_node,
         run_policy,
@@ -210,12 +212,15 @@ fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
 fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
     let asked = ctx.job.value.spec.run_policy.clone().unwrap_or_default();
     let asked_scheduling = asked.scheduling_policy.unwrap_or_default();
+    // A Kueue pool's queue is a LocalQueue, the job object's label (`kueue`), not
+    // Volcano's.
     let pool_queue = ctx
         .pool
         .value
         .spec
         .scheduler
         .as_ref()
+        .filter(|s| !s.is_kueue())
         .and_then(|s| s.queue.clone());
     let gang = ctx.target.gang_scheduling;
     let where_read = match (ctx.target.trainer(), gang) {

@@ -225,7 +225,13 @@ pub fn runtime(
         );
     }
     let mut jobset_annotations = BTreeMap::new();
-    if let Some(queue) = spec.scheduler.as_ref().and_then(|s| s.queue.clone()) {
+    // A Kueue pool's queue is the TrainJob's label (plan::kueue), not Volcano's.
+    let volcano_queue = spec
+        .scheduler
+        .as_ref()
+        .filter(|s| !s.is_kueue())
+        .and_then(|s| s.queue.clone());
+    if let Some(queue) = volcano_queue {
         decisions.record(
             "queue",
             &queue,

@@ -189,7 +189,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("40 job(s) and 8 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
+            .contains("42 job(s) and 9 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));

@@ -15,6 +15,7 @@ mod golden_review;
 mod hostile_text;
 mod inputs;
 mod kubernetes_schema;
+mod kueue;
 mod lint_and_report;
 mod lint_targets;
 mod machine_formats;

@@ -10,6 +10,7 @@ pub use rdmagen_base::{diagnostics, error, files, version, yaml};
 
 pub mod kubeflow;
 pub mod kubernetes;
+pub mod kueue;
 pub mod multus;
 pub mod nccl;
 pub mod packages;

@@ -1,0 +1,131 @@
+//! A pool whose jobs Kueue queues (`scheduler: {name: kueue}`): the queue label on the
+//! job object and never on its pods, the topology request on each pod set's template,
+//! and what Kueue cannot work with. The facts are `crate::kueue`'s (Kueue v0.19.2).
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::Rule;
+use crate::kueue::{
+    PREFERRED_TOPOLOGY, PYTORCHJOB_FRAMEWORK, QUEUE_LABEL, REQUIRED_TOPOLOGY, TRAINJOB_FRAMEWORK,
+};
+use crate::model::pool::{SchedulerSpec, TopologyRequest};
+use crate::plan::ctx::Ctx;
+use crate::yaml::tree::Seg;
+
+const AT: [Seg<'static>; 3] = [Seg::Key("spec"), Seg::Key("scheduler"), Seg::Key("name")];
+
+fn kueue<'a>(ctx: &Ctx<'a>) -> Option<&'a SchedulerSpec> {
+    ctx.pool
+        .value
+        .spec
+        .scheduler
+        .as_ref()
+        .filter(|s| s.is_kueue())
+}
+
+/// The job object's labels on a Kueue pool: the pool's LocalQueue as
+/// `kueue.x-k8s.io/queue-name`, unless the job names its own; and the checks of the
+/// pool's Kueue setup against the job's kind.
+pub fn object_labels(ctx: &mut Ctx<'_>, labels: &mut BTreeMap<String, String>) {
+    let Some(scheduler) = kueue(ctx) else {
+        return;
+    };
+    let pool = ctx.pool.value.metadata.name.clone();
+    let queue = scheduler.queue.clone();
+    let integration = scheduler.job_integration;
+    if ctx.target.gang_scheduling == Some(true) && ctx.target.trainer().is_none() {
+        ctx.report_from(
+            super::defaults::Origin::Pool,
+            Rule::KueueWithGang,
+            format!("pool `{pool}` is queued by Kueue but says its operator gang-schedules through Volcano (target.gangScheduling: true): Kueue admits the job by suspending it and lets the default scheduler place its pods, while the operator makes a Volcano PodGroup and sets the pods' schedulerName to volcano; choose one"),
+            &AT,
+        );
+    }
+    let framework = match ctx.target.trainer() {
+        Some(_) => TRAINJOB_FRAMEWORK,
+        None => PYTORCHJOB_FRAMEWORK,
+    };
+    let off = match (ctx.target.trainer(), integration) {
+        (_, Some(false)) => Some("the pool says it is off (scheduler.jobIntegration: false)"),
+        (None, None) => Some(
+            "Kueue v0.19 ships with it off; say scheduler.jobIntegration: true once the cluster's Kueue config lists it",
+        ),
+        _ => None,
+    };
+    if let Some(why) = off {
+        ctx.report_from(
+            super::defaults::Origin::Pool,
+            Rule::KueueIntegrationOff,
+            format!("pool `{pool}` is queued by Kueue, which manages a job only where its `{framework}` integration is enabled, and {why}: without it the job is never suspended and its pods start unqueued, or pod by pod where the namespace has a default LocalQueue"),
+            &AT,
+        );
+    }
+    match (labels.get(QUEUE_LABEL).cloned(), queue) {
+        (Some(own), _) => ctx.decisions.record(
+            "Kueue queue",
+            own,
+            format!("the job's own {QUEUE_LABEL} label, on the job object only"),
+        ),
+        (None, Some(queue)) => {
+            ctx.decisions.record(
+                "Kueue queue",
+                &queue,
+                format!("pool `{pool}`'s LocalQueue, as the job object's {QUEUE_LABEL} label (Kueue reads it there, constants.go:23); never on the pods, where the pod webhook would queue each pod on its own"),
+            );
+            labels.insert(QUEUE_LABEL.to_owned(), queue);
+        }
+        (None, None) => ctx.decisions.record(
+            "Kueue queue",
+            "none",
+            "the pool names no LocalQueue: Kueue uses the namespace's `default` LocalQueue where there is one",
+        ),
+    }
+}
+
+/// A pod template's labels and annotations on a Kueue pool: the queue label taken off
+/// (it belongs to the job object), and the pool's topology request added.
+pub fn pod_metadata(
+    ctx: &mut Ctx<'_>,
+    labels: &mut BTreeMap<String, String>,
+    annotations: &mut BTreeMap<String, String>,
+) {
+    if labels.remove(QUEUE_LABEL).is_some() {
+        ctx.decisions.record(
+            "pod labels",
+            format!("without {QUEUE_LABEL}"),
+            "the queue label goes on the job object only: on a pod it makes Kueue's pod webhook queue that pod as a workload of its own (pod_webhook.go:145-162)",
+        );
+    }
+    let Some(topology) = kueue(ctx).and_then(|s| s.topology.clone()) else {
+        return;
+    };
+    let (key, level, how) = match topology {
+        TopologyRequest {
+            required: Some(level),
+            preferred: None,
+        } => (REQUIRED_TOPOLOGY, level, "all in one domain"),
+        TopologyRequest {
+            required: None,
+            preferred: Some(level),
+        } => (
+            PREFERRED_TOPOLOGY,
+            level,
+            "in one domain if possible, else the fewest that fit",
+        ),
+        _ => {
+            ctx.report_from(
+                super::defaults::Origin::Pool,
+                Rule::InputShape,
+                "scheduler.topology takes one of `required` and `preferred`, a node label of the Kueue Topology's levels",
+                &[Seg::Key("spec"), Seg::Key("scheduler"), Seg::Key("topology")],
+            );
+            return;
+        }
+    };
+    ctx.decisions.record(
+        format!("annotation {key}"),
+        &level,
+        format!("the pool's topology request: Kueue places the pods of each replica type (a pod set) {how} of level `{level}` (topology_types.go:28-39); it reads the request on each pod set's template (kubeflowjob_controller.go:121-128; a Trainer runtime's replicated job, jobset_controller.go:115-128)"),
+    );
+    annotations.insert(key.to_owned(), level);
+}
