@@ -105,3 +105,143 @@ fn golden_manifests_validate_against_the_upstream_crd() {
     }
     assert!(checked >= 10, "only {checked} manifests checked");
 }
+
+/// The paths in `doc` that the API server would prune under `schema` (a CRD's
+/// structural openAPIV3Schema): a key of an object whose schema lists `properties` and
+/// neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields`. The
+/// root's `metadata` is ObjectMeta, which the API server keeps whole.
+fn pruned(doc: &serde_json::Value, schema: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    if schema["x-kubernetes-preserve-unknown-fields"] == true {
+        return;
+    }
+    match doc {
+        Value::Object(map) => {
+            for (key, value) in map {
+                let path = format!("{at}/{key}");
+                if at.is_empty() && key == "metadata" {
+                    continue;
+                }
+                if let Some(s) = schema["properties"].get(key) {
+                    pruned(value, s, &path, out);
+                } else if schema["additionalProperties"].is_object() {
+                    pruned(value, &schema["additionalProperties"], &path, out);
+                } else if schema["properties"].is_object() {
+                    out.push(path);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                pruned(item, &schema["items"], &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The training-operator releases whose PyTorchJob CRD is vendored, and the release a
+/// pool's `target.operator` allows: its own, or all of them when the pool names none.
+/// Below 1.7 (CubeStudio's) no CRD is vendored; those are judged by 1.7's, the oldest.
+fn allowed_crds(operator: Option<&str>) -> Vec<&'static str> {
+    const ALL: [(&str, u64); 3] = [("v1.7.0", 7), ("v1.8.0", 8), ("v1.9.0", 9)];
+    let Some(v) = operator else {
+        return ALL.iter().map(|(t, _)| *t).collect();
+    };
+    let minor: u64 = v.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap();
+    let pick = ALL
+        .iter()
+        .rev()
+        .find(|(_, m)| *m <= minor)
+        .unwrap_or(&ALL[0]);
+    vec![pick.0]
+}
+
+/// Issue 26: every golden PyTorchJob keeps every field it writes under the CRD of each
+/// release its pool allows (training-operator v1.7.0, v1.8.0, v1.9.0; an unknown
+/// operator allows all three), so nothing is pruned on the way to the cluster. The
+/// control: the same walk finds the native sidecars' `restartPolicy` pruned under
+/// v1.7.0, which is why a pool on 1.7 with sidecars fails render (RDG187).
+#[test]
+fn golden_pytorchjobs_keep_every_field_under_each_release_their_pool_allows() {
+    let schema = |tag: &str| -> serde_json::Value {
+        let path = root().join(format!("tests/upstream/pytorchjob-{tag}.schema.json"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let schemas: std::collections::BTreeMap<&str, serde_json::Value> =
+        ["v1.7.0", "v1.8.0", "v1.9.0"]
+            .into_iter()
+            .map(|t| (t, schema(t)))
+            .collect();
+    let mut checked = 0;
+    for (path, bytes) in tree(&root().join("golden")) {
+        if !path.ends_with("pytorchjob.yaml") {
+            continue;
+        }
+        // The example's pools (golden/smoke/<pool>/... come from examples/smoke/<pool>.yaml).
+        let mut parts = path.split('/');
+        let first = parts.next().unwrap();
+        let sources: Vec<std::path::PathBuf> = if first == "smoke" {
+            vec![root().join(format!("examples/smoke/{}.yaml", parts.next().unwrap()))]
+        } else {
+            std::fs::read_dir(root().join("examples").join(first))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        };
+        let mut operators = std::collections::BTreeSet::new();
+        for source in sources {
+            let text = std::fs::read_to_string(source).unwrap();
+            for doc in rdmagen::verify::parse(&text).unwrap() {
+                let target = &doc["spec"]["target"];
+                let trainer = target["api"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("trainer."));
+                if doc["kind"] == "Pool" && !trainer {
+                    let platform_default =
+                        (doc["spec"]["platform"] == "cubestudio").then_some("1.6");
+                    operators.insert(
+                        target["operator"]
+                            .as_str()
+                            .or(platform_default)
+                            .map(str::to_owned),
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            operators.len(),
+            1,
+            "{path}: one operator per example's PyTorchJob pools: {operators:?}"
+        );
+        let operator = operators.into_iter().next().unwrap();
+        let docs = rdmagen::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap();
+        for tag in allowed_crds(operator.as_deref()) {
+            for doc in &docs {
+                let mut lost = Vec::new();
+                pruned(doc, &schemas[tag], "", &mut lost);
+                assert_eq!(lost, Vec::<String>::new(), "golden/{path} under {tag}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 60, "only {checked} checked");
+
+    // The control: native sidecars under v1.7.0.
+    let finetune = root().join("golden/pool-defaults/finetune/pytorchjob.yaml");
+    let doc = rdmagen::verify::parse(&std::fs::read_to_string(finetune).unwrap())
+        .unwrap()
+        .remove(0);
+    let mut lost = Vec::new();
+    pruned(&doc, &schemas["v1.7.0"], "", &mut lost);
+    assert_eq!(
+        lost,
+        [
+            "/spec/pytorchReplicaSpecs/Master/template/spec/initContainers/1/restartPolicy",
+            "/spec/pytorchReplicaSpecs/Worker/template/spec/initContainers/1/restartPolicy",
+        ]
+    );
+    let mut kept = Vec::new();
+    pruned(&doc, &schemas["v1.8.0"], "", &mut kept);
+    assert!(kept.is_empty(), "{kept:?}");
+}
