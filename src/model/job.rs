@@ -430,6 +430,15 @@ pub struct RunPolicy {
     pub active_deadline_seconds: Option<u64>,
     #[serde(default)]
     pub scheduling_policy: Option<SchedulingPolicy>,
+    /// Create the job suspended (no pods until something sets it false): Kueue sets
+    /// and clears it itself, so write it only to commit suspended jobs (GitOps).
+    /// A TrainJob's `spec.suspend`.
+    #[serde(default)]
+    pub suspend: Option<bool>,
+    /// The controller that reconciles the job: `kueue.x-k8s.io/multikueue` hands it to
+    /// MultiKueue (PyTorchJob: operator 1.9 and later; a TrainJob's `spec.managedBy`).
+    #[serde(default)]
+    pub managed_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]

@@ -105,6 +105,8 @@ pub struct RunPolicyPlan {
     pub ttl_seconds_after_finished: Option<u32>,
     pub active_deadline_seconds: Option<u64>,
     pub scheduling_policy: Option<SchedulingPlan>,
+    pub suspend: Option<bool>,
+    pub managed_by: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -304,10 +304,13 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
                 queue,
                 priority_class,
             });
+    let managed_by = managed_by(ctx, asked.managed_by);
     let empty = asked.clean_pod_policy.is_none()
         && asked.backoff_limit.is_none()
         && asked.ttl_seconds_after_finished.is_none()
         && asked.active_deadline_seconds.is_none()
+        && asked.suspend.is_none()
+        && managed_by.is_none()
         && scheduling.is_none();
     RunPolicyPlan {
         empty,
@@ -316,7 +319,63 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         ttl_seconds_after_finished: asked.ttl_seconds_after_finished,
         active_deadline_seconds: asked.active_deadline_seconds,
         scheduling_policy: scheduling,
+        suspend: asked.suspend,
+        managed_by,
     }
+}
+
+/// The job's `runPolicy.managedBy`, when its target's CRD has the field and takes the
+/// value (RDG190 otherwise): a PyTorchJob's from training-operator 1.9 (v1.9.4
+/// pkg/apis/kubeflow.org/v1/common_types.go:40-43,239), a TrainJob's on every Trainer
+/// release (trainjob_types.go:143-152).
+fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
+    use crate::kubeflow::operator::MANAGED_BY_CRD;
+    let value = asked?;
+    let at = [
+        Seg::Key("spec"),
+        Seg::Key("runPolicy"),
+        Seg::Key("managedBy"),
+    ];
+    let (allowed, since) = match ctx.target.trainer() {
+        Some(_) => (
+            [
+                "trainer.kubeflow.org/trainjob-controller",
+                "kueue.x-k8s.io/multikueue",
+            ],
+            None,
+        ),
+        None => (
+            [
+                "kubeflow.org/training-operator",
+                "kueue.x-k8s.io/multikueue",
+            ],
+            Some(MANAGED_BY_CRD),
+        ),
+    };
+    if let (Some(since), Some(v)) = (since, ctx.target.operator)
+        && v < since
+    {
+        ctx.report(
+            Rule::FieldNotInRelease,
+            format!("runPolicy.managedBy is not in the PyTorchJob CRD of training-operator {v} (it came in {since}): the API server prunes it, and the operator reconciles the job itself"),
+            &at,
+        );
+        return None;
+    }
+    if !allowed.contains(&value.as_str()) {
+        ctx.report(
+            Rule::FieldNotInRelease,
+            format!(
+                "runPolicy.managedBy is `{}`; the CRD takes `{}` or `{}`",
+                crate::diagnostics::escape::cut(&value, 80),
+                allowed[0],
+                allowed[1]
+            ),
+            &at,
+        );
+        return None;
+    }
+    Some(value)
 }
 
 /// Checks of a pool that do not depend on any job; run once per pool.

@@ -427,6 +427,14 @@ pub fn train_job(
             );
         }
     }
+    // Kueue and GitOps: TrainJob.spec.suspend and spec.managedBy (trainjob_types.go:129,
+    // 143-152, at v2.1.0 and v2.3.0).
+    if let Some(suspend) = run_policy.suspend {
+        spec.insert("suspend".to_owned(), json!(suspend));
+    }
+    if let Some(by) = &run_policy.managed_by {
+        spec.insert("managedBy".to_owned(), json!(by));
+    }
     let unsupported = [
         (
             "runPolicy.cleanPodPolicy",

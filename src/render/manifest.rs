@@ -107,6 +107,12 @@ fn run_policy(policy: &RunPolicyPlan) -> Value {
             out.insert(key.into(), n.into());
         }
     }
+    if let Some(suspend) = policy.suspend {
+        out.insert("suspend".into(), suspend.into());
+    }
+    if let Some(by) = &policy.managed_by {
+        out.insert("managedBy".into(), by.as_str().into());
+    }
     if let Some(scheduling) = &policy.scheduling_policy {
         let mut sp = Map::new();
         if let Some(n) = scheduling.min_available {

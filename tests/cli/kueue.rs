@@ -207,3 +207,54 @@ fn kueue_pools_keep_the_queue_off_the_pods_and_say_what_they_need() {
         );
     }
 }
+
+/// A job may commit itself suspended, or hand itself to MultiKueue (GitOps): the
+/// PyTorchJob's `runPolicy.suspend` / `managedBy`, a TrainJob's `spec.suspend` /
+/// `spec.managedBy`. managedBy is not in the PyTorchJob CRD before training-operator 1.9
+/// (the API server would prune it) and takes only the CRD's values: RDG190.
+#[test]
+fn suspend_and_managed_by_are_written_where_the_release_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let render = |target: &str, managed_by: &str| {
+        let text = format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: roce, hcas: [mlx5_1], socketIfname: eth0, gidIndex: 3}}\n  target: {target}\n  scheduler: {{name: kueue, queue: lq, jobIntegration: true}}\n---\napiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n  runPolicy: {{suspend: true, managedBy: {managed_by}}}\n"
+        );
+        std::fs::write(dir.path().join("in.yaml"), text).unwrap();
+        rdmagen(&["render", dir.path().to_str().unwrap()])
+    };
+    let multikueue = "kueue.x-k8s.io/multikueue";
+    let out = render("{operator: \"1.9\"}", multikueue);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let job = rdmagen::verify::parse(&text(&out.stdout))
+        .unwrap()
+        .remove(0);
+    assert_eq!(job["spec"]["runPolicy"]["suspend"], true);
+    assert_eq!(job["spec"]["runPolicy"]["managedBy"], multikueue);
+
+    let out = render("{operator: \"1.8\"}", multikueue);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("error[RDG190]: runPolicy.managedBy is not in the PyTorchJob CRD of training-operator 1.8"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = render("{operator: \"1.9\"}", "someone-else");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("error[RDG190]: runPolicy.managedBy is `someone-else`"));
+
+    let trainer = "{api: trainer.kubeflow.org/v1alpha1, trainer: \"2.3\", clusterScoped: true}";
+    let out = render(trainer, multikueue);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs = rdmagen::verify::parse(&text(&out.stdout)).unwrap();
+    let train_job = docs.iter().find(|d| d["kind"] == "TrainJob").unwrap();
+    assert_eq!(train_job["spec"]["suspend"], true);
+    assert_eq!(train_job["spec"]["managedBy"], multikueue);
+    // The v2.3.0 TrainJob CRD takes both fields.
+    let found =
+        rdmagen::kubeflow::trainer::crd::check(train_job, rdmagen::version::Version::new(2, 3));
+    assert!(
+        found.is_empty(),
+        "{:?}",
+        found.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+}

@@ -24,6 +24,11 @@ pub const PET_OPERATOR: Version = Version::new(1, 7);
 /// becomes an init container that never exits).
 pub const NATIVE_SIDECAR_CRD: Version = Version::new(1, 8);
 
+/// The first operator release whose PyTorchJob CRD has `runPolicy.managedBy`
+/// (training-operator@v1.9.4 pkg/apis/kubeflow.org/v1/common_types.go:40-43,239; the
+/// v1.7.0 and v1.8.0 CRDs have no such field).
+pub const MANAGED_BY_CRD: Version = Version::new(1, 9);
+
 impl OperatorGeneration {
     pub fn of(version: Version) -> Self {
         if version < PET_OPERATOR {
