@@ -7,44 +7,64 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::render::yaml_scalar::scalar;
+use crate::render::yaml_scalar::push_scalar;
+
+// Everything is appended to `out` in place: with `write!("{:indent$}")` padding and a
+// String per scalar, writing the text was 8 % of `validate`'s CPU at 10 000 jobs
+// (perf, 2026-12-02).
 
 /// Append `value` (a mapping, normally) at `indent`, one entry per line.
 pub fn write(out: &mut String, value: &Value, indent: usize) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (key, v) in map {
-                let _ = write!(out, "{:indent$}{}:", "", scalar(key));
+                spaces(out, indent);
+                key_colon(out, key);
                 entry(out, v, indent);
             }
         }
         Value::Array(items) if !items.is_empty() => {
             for item in items {
-                let _ = write!(out, "{:indent$}-", "");
+                spaces(out, indent);
+                out.push('-');
                 match item {
                     Value::Object(map) if !map.is_empty() => {
                         // The first key shares the dash's line.
                         let mut first = true;
                         for (key, v) in map {
                             if first {
-                                let _ = write!(out, " {}:", scalar(key));
+                                out.push(' ');
                                 first = false;
                             } else {
-                                let _ = write!(out, "{:w$}{}:", "", scalar(key), w = indent + 2);
+                                spaces(out, indent + 2);
                             }
+                            key_colon(out, key);
                             entry(out, v, indent + 2);
                         }
                     }
                     other => {
-                        let _ = writeln!(out, " {}", inline(other));
+                        out.push(' ');
+                        inline(out, other);
+                        out.push('\n');
                     }
                 }
             }
         }
         other => {
-            let _ = writeln!(out, "{:indent$}{}", "", inline(other));
+            spaces(out, indent);
+            inline(out, other);
+            out.push('\n');
         }
     }
+}
+
+fn spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+fn key_colon(out: &mut String, key: &str) {
+    push_scalar(out, key);
+    out.push(':');
 }
 
 /// The rest of a `key:` line at `indent`: a scalar, or a nested block below it.
@@ -59,28 +79,43 @@ fn entry(out: &mut String, value: &Value, indent: usize) {
             write(out, value, indent + 2);
         }
         other => {
-            let _ = writeln!(out, " {}", inline(other));
+            out.push(' ');
+            inline(out, other);
+            out.push('\n');
         }
     }
 }
 
-/// A scalar, or an empty or nested collection in flow style.
-fn inline(value: &Value) -> String {
+/// Append a scalar, or an empty or nested collection in flow style.
+fn inline(out: &mut String, value: &Value) {
     match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => scalar(s),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::String(s) => push_scalar(out, s),
         Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(inline).collect();
-            format!("[{}]", inner.join(", "))
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                inline(out, item);
+            }
+            out.push(']');
         }
         Value::Object(map) => {
-            let inner: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}: {}", scalar(k), inline(v)))
-                .collect();
-            format!("{{{}}}", inner.join(", "))
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_scalar(out, k);
+                out.push_str(": ");
+                inline(out, v);
+            }
+            out.push('}');
         }
     }
 }

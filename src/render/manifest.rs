@@ -9,7 +9,7 @@
 //! writes (block.rs's tests). Like the templates, nothing here decides anything: each
 //! field comes from the plan as it is.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::plan::{Plan, RunPolicyPlan, TrainJobPlan};
 use crate::render::block;
@@ -26,36 +26,50 @@ pub fn pytorchjob(plan: &Plan) -> Value {
         .replicas
         .iter()
         .map(|replica| {
-            (
-                replica.role.to_owned(),
-                json!({
-                    "replicas": replica.count,
-                    "restartPolicy": restart,
-                    "template": {
-                        "metadata": plan.pod.template["metadata"],
-                        "spec": plan.pod.template["spec"],
-                    },
-                }),
-            )
+            let template = object([
+                ("metadata", plan.pod.template["metadata"].clone()),
+                ("spec", plan.pod.template["spec"].clone()),
+            ]);
+            let spec = object([
+                ("replicas", replica.count.into()),
+                ("restartPolicy", restart.clone()),
+                ("template", template),
+            ]);
+            (replica.role.to_owned(), spec)
         })
         .collect();
     spec.insert("pytorchReplicaSpecs".into(), replicas.into());
-    json!({
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": metadata(plan, &plan.labels, &plan.annotations),
-        "spec": spec,
-    })
+    object([
+        ("apiVersion", "kubeflow.org/v1".into()),
+        ("kind", "PyTorchJob".into()),
+        ("metadata", metadata(plan, &plan.labels, &plan.annotations)),
+        ("spec", spec.into()),
+    ])
+}
+
+/// An object of `entries`, in their order. Not `json!`, which serialises each value it
+/// is given into a new one: a copy of the pod template, twice for each replica, that
+/// was 6 % of `validate`'s CPU at 10 000 jobs (perf, 2026-12-02).
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// The TrainJob of `plan`, as templates/trainjob.yaml.j2 lays it out.
 pub fn trainjob(plan: &Plan, train_job: &TrainJobPlan) -> Value {
-    json!({
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": metadata(plan, &train_job.labels, &train_job.annotations),
-        "spec": train_job.spec,
-    })
+    object([
+        ("apiVersion", "trainer.kubeflow.org/v1alpha1".into()),
+        ("kind", "TrainJob".into()),
+        (
+            "metadata",
+            metadata(plan, &train_job.labels, &train_job.annotations),
+        ),
+        ("spec", train_job.spec.clone()),
+    ])
 }
 
 /// A manifest's text: block YAML, every string through the YAML-safe scalar writer.

@@ -20,10 +20,19 @@ const RESERVED: &[&str] = &["y", "n", "yes", "no", "true", "false", "on", "off",
 /// assert_eq!(scalar("a: b # c\n"), "\"a: b # c\\n\"");
 /// ```
 pub fn scalar(s: &str) -> String {
+    let mut out = String::new();
+    push_scalar(&mut out, s);
+    out
+}
+
+/// Append [`scalar`]`(s)` to `out`: the block writer's way, which writes every key and
+/// string of a manifest and so allocated two strings a scalar before (`bench/RESULTS.md`,
+/// 2026-12-02).
+pub fn push_scalar(out: &mut String, s: &str) {
     if is_plain_safe(s) {
-        s.to_owned()
+        out.push_str(s);
     } else {
-        quote(s)
+        push_quoted(out, s);
     }
 }
 
@@ -36,7 +45,7 @@ fn is_plain_safe(s: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '/');
     first_ok
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
-        && !RESERVED.contains(&s.to_ascii_lowercase().as_str())
+        && !RESERVED.iter().any(|word| word.eq_ignore_ascii_case(s))
 }
 
 /// `s` as a YAML 1.2 double-quoted scalar (also read correctly by YAML 1.1 parsers
@@ -48,6 +57,13 @@ fn is_plain_safe(s: &str) -> bool {
 /// line after its key or `- `, so it never starts a line with `::`.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
+    push_quoted(&mut out, s);
+    out
+}
+
+/// Append [`quote`]`(s)` to `out`.
+fn push_quoted(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
     for (i, c) in s.char_indices() {
         match c {
@@ -66,7 +82,6 @@ pub fn quote(s: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// Characters outside YAML's c-printable set, plus those YAML 1.1 treats as line
