@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostics::Rule;
+use crate::diagnostics::{Findings, Rule};
 use crate::kueue::{
     PREFERRED_TOPOLOGY, PYTORCHJOB_FRAMEWORK, QUEUE_LABEL, REQUIRED_TOPOLOGY, TRAINJOB_FRAMEWORK,
 };
 use crate::model::pool::{SchedulerSpec, TopologyRequest};
+use crate::model::{Loaded, PoolDocument};
 use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 
@@ -24,42 +25,13 @@ fn kueue<'a>(ctx: &Ctx<'a>) -> Option<&'a SchedulerSpec> {
 }
 
 /// The job object's labels on a Kueue pool: the pool's LocalQueue as
-/// `kueue.x-k8s.io/queue-name`, unless the job names its own; and the checks of the
-/// pool's Kueue setup against the job's kind.
+/// `kueue.x-k8s.io/queue-name`, unless the job names its own.
 pub fn object_labels(ctx: &mut Ctx<'_>, labels: &mut BTreeMap<String, String>) {
     let Some(scheduler) = kueue(ctx) else {
         return;
     };
     let pool = ctx.pool.value.metadata.name.clone();
     let queue = scheduler.queue.clone();
-    let integration = scheduler.job_integration;
-    if ctx.target.gang_scheduling == Some(true) && ctx.target.trainer().is_none() {
-        ctx.report_from(
-            super::defaults::Origin::Pool,
-            Rule::KueueWithGang,
-            format!("pool `{pool}` is queued by Kueue but says its operator gang-schedules through Volcano (target.gangScheduling: true): Kueue admits the job by suspending it and lets the default scheduler place its pods, while the operator makes a Volcano PodGroup and sets the pods' schedulerName to volcano; choose one"),
-            &AT,
-        );
-    }
-    let framework = match ctx.target.trainer() {
-        Some(_) => TRAINJOB_FRAMEWORK,
-        None => PYTORCHJOB_FRAMEWORK,
-    };
-    let off = match (ctx.target.trainer(), integration) {
-        (_, Some(false)) => Some("the pool says it is off (scheduler.jobIntegration: false)"),
-        (None, None) => Some(
-            "Kueue v0.19 ships with it off; say scheduler.jobIntegration: true once the cluster's Kueue config lists it",
-        ),
-        _ => None,
-    };
-    if let Some(why) = off {
-        ctx.report_from(
-            super::defaults::Origin::Pool,
-            Rule::KueueIntegrationOff,
-            format!("pool `{pool}` is queued by Kueue, which manages a job only where its `{framework}` integration is enabled, and {why}: without it the job is never suspended and its pods start unqueued, or pod by pod where the namespace has a default LocalQueue"),
-            &AT,
-        );
-    }
     match (labels.get(QUEUE_LABEL).cloned(), queue) {
         (Some(own), _) => ctx.decisions.record(
             "Kueue queue",
@@ -79,6 +51,41 @@ pub fn object_labels(ctx: &mut Ctx<'_>, labels: &mut BTreeMap<String, String>) {
             "none",
             "the pool names no LocalQueue: Kueue uses the namespace's `default` LocalQueue where there is one",
         ),
+    }
+}
+
+/// The checks of a Kueue pool's setup against its jobs' kind; once per pool.
+pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
+    let Some(scheduler) = pool.value.spec.scheduler.as_ref().filter(|s| s.is_kueue()) else {
+        return;
+    };
+    let name = &pool.value.metadata.name;
+    let at = pool.doc.locate(&AT);
+    let trainer = crate::plan::trainer_of(pool);
+    if pool.value.spec.target.gang_scheduling == Some(true) && trainer.is_none() {
+        findings.at(
+            Rule::KueueWithGang,
+            format!("pool `{name}` is queued by Kueue but says its operator gang-schedules through Volcano (target.gangScheduling: true): Kueue admits the job by suspending it and lets the default scheduler place its pods, while the operator makes a Volcano PodGroup and sets the pods' schedulerName to volcano; choose one"),
+            at.clone(),
+        );
+    }
+    let framework = match trainer {
+        Some(_) => TRAINJOB_FRAMEWORK,
+        None => PYTORCHJOB_FRAMEWORK,
+    };
+    let off = match (trainer, scheduler.job_integration) {
+        (_, Some(false)) => Some("the pool says it is off (scheduler.jobIntegration: false)"),
+        (None, None) => Some(
+            "Kueue v0.19 ships with it off; say scheduler.jobIntegration: true once the cluster's Kueue config lists it",
+        ),
+        _ => None,
+    };
+    if let Some(why) = off {
+        findings.at(
+            Rule::KueueIntegrationOff,
+            format!("pool `{name}` is queued by Kueue, which manages a job only where its `{framework}` integration is enabled, and {why}: without it the job is never suspended and its pods start unqueued, or pod by pod where the namespace has a default LocalQueue"),
+            at,
+        );
     }
 }
 

@@ -380,6 +380,7 @@ fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
 
 /// Checks of a pool that do not depend on any job; run once per pool.
 pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
+    crate::plan::kueue::check_pool(pool, findings);
     let net = &pool.value.spec.network;
     let at = |field: &str| {
         pool.doc
