@@ -375,4 +375,9 @@ impl SchedulerSpec {
     pub fn is_kueue(&self) -> bool {
         self.name.eq_ignore_ascii_case("kueue")
     }
+
+    /// Whether the pool's pods are scheduled by Volcano.
+    pub fn is_volcano(&self) -> bool {
+        self.name.eq_ignore_ascii_case("volcano")
+    }
 }

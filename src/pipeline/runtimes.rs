@@ -65,7 +65,7 @@ impl Runtimes {
     /// each to the run's sink. A pool whose runtime fails is marked broken, so that
     /// its jobs are not rendered.
     pub(super) fn plan(
-        run: Writer<'_>,
+        writer: Writer<'_>,
         pools: &mut Pools,
         wanted: &BTreeSet<String>,
         total: &mut Partial,
@@ -86,7 +86,7 @@ impl Runtimes {
                 shape,
                 order: order(i, shape),
             };
-            match render_runtime(run, &target, total) {
+            match render_runtime(writer, &target, total) {
                 Ok(Some(runtime)) => {
                     runtimes.whole.insert(name, (i, Arc::new(runtime)));
                 }
@@ -106,7 +106,7 @@ impl Runtimes {
     /// output does not depend on which job came first.
     pub(super) fn for_job(
         &self,
-        run: Writer<'_>,
+        writer: Writer<'_>,
         pool: &Loaded<PoolDocument>,
         shape: impl FnOnce(&RuntimePlan) -> RuntimeShape,
         partial: &mut Partial,
@@ -131,7 +131,7 @@ impl Runtimes {
                 shape,
                 order: order(*i, shape),
             };
-            render_runtime(run, &target, partial)
+            render_runtime(writer, &target, partial)
                 .ok()
                 .flatten()
                 .map(Arc::new)
@@ -149,7 +149,7 @@ fn order(pool_index: usize, shape: RuntimeShape) -> Order {
 /// Plan, render and verify one runtime and hand it to the sink. Ok(None) when it
 /// failed (reported in `total`), Err when the sink failed (kept in `total.error`).
 fn render_runtime(
-    run: Writer<'_>,
+    writer: Writer<'_>,
     target: &Target<'_>,
     total: &mut Partial,
 ) -> Result<Option<RuntimePlan>, ()> {
@@ -161,27 +161,28 @@ fn render_runtime(
     let from = findings.len();
     check_name(pool, &name, target.trainer, findings);
     let runtime = trainer::runtime(pool, target.trainer, target.shape, findings);
-    let (Some(runtime), false) = (runtime, run.judge.fails(findings, from, &none)) else {
+    let (Some(runtime), false) = (runtime, writer.judge.fails(findings, from, &none)) else {
         return Ok(None);
     };
     let file = format!("{RUNTIMES_DIR}/{name}.yaml");
-    let (text, problems) = match run
-        .renderer
-        .render(render::TRAINING_RUNTIME, "runtime", &runtime)
-    {
-        Ok(text) => {
-            let found = run.verifier.training_runtime(&text, &runtime);
-            (text, found)
-        }
-        Err(e) => (
-            String::new(),
-            vec![Finding::new(
-                Rule::TemplateError,
-                format!("{}: {e}", render::TRAINING_RUNTIME),
-                None,
-            )],
-        ),
-    };
+    let (text, problems) =
+        match writer
+            .renderer
+            .render(render::TRAINING_RUNTIME, "runtime", &runtime)
+        {
+            Ok(text) => {
+                let found = writer.verifier.training_runtime(&text, &runtime);
+                (text, found)
+            }
+            Err(e) => (
+                String::new(),
+                vec![Finding::new(
+                    Rule::TemplateError,
+                    format!("{}: {e}", render::TRAINING_RUNTIME),
+                    None,
+                )],
+            ),
+        };
     if !problems.is_empty() {
         let at = pool.doc.locate(&[]);
         let from = total.findings.len();
@@ -191,7 +192,7 @@ fn render_runtime(
             p.location = Some(written.unwrap_or_else(|| at.clone()));
             total.findings.add(p);
         }
-        run.judge.fails(&mut total.findings, from, &none);
+        writer.judge.fails(&mut total.findings, from, &none);
         return Ok(None);
     }
     let mut runtime = runtime;
@@ -205,7 +206,7 @@ fn render_runtime(
         files: vec![OutputFile { path: file, text }],
         decisions: runtime.decisions.clone(),
     };
-    if run.explain {
+    if writer.explain {
         total.decisions.push((
             target.order,
             rendered.name.clone(),
@@ -214,7 +215,7 @@ fn render_runtime(
         ));
     }
     total.runtimes += 1;
-    if let Err(e) = run.sink.accept(target.order, rendered) {
+    if let Err(e) = writer.sink.accept(target.order, rendered) {
         total.error = Some((target.order, e));
         return Err(());
     }

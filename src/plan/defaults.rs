@@ -65,6 +65,24 @@ pub struct PodInputs {
     pub overlays: Vec<Sourced<Value>>,
 }
 
+impl PodInputs {
+    /// The job's labels after the pool's defaults, without where each came from.
+    pub fn label_values(&self) -> BTreeMap<String, String> {
+        values(&self.labels)
+    }
+
+    /// The job's annotations after the pool's defaults, without where each came from.
+    pub fn annotation_values(&self) -> BTreeMap<String, String> {
+        values(&self.annotations)
+    }
+}
+
+fn values(map: &BTreeMap<String, Sourced<String>>) -> BTreeMap<String, String> {
+    map.iter()
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect()
+}
+
 struct Merge<'a> {
     pool: &'a str,
     decisions: &'a mut Decisions,

@@ -130,18 +130,8 @@ pub(super) fn decide(
     }
     ctx.inputs.volumes = inputs;
 
-    let mut labels: BTreeMap<String, String> = ctx
-        .inputs
-        .labels
-        .iter()
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
-    let mut annotations: BTreeMap<String, String> = ctx
-        .inputs
-        .annotations
-        .iter()
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
+    let mut labels: BTreeMap<String, String> = ctx.inputs.label_values();
+    let mut annotations: BTreeMap<String, String> = ctx.inputs.annotation_values();
     super::kueue::pod_metadata(ctx, &mut labels, &mut annotations);
     annotations
         .entry(ISTIO_INJECT.to_owned())
@@ -179,15 +169,12 @@ pub(super) fn decide(
         );
     }
     // Kueue admits jobs for the default scheduler: no schedulerName.
-    let scheduler_name = pool
-        .scheduler
-        .as_ref()
-        .filter(|s| !s.is_kueue())
-        .map(|s| s.name.clone());
+    let scheduler = pool.scheduler.as_ref().filter(|s| !s.is_kueue());
+    let scheduler_name = scheduler.map(|s| s.name.clone());
     if let Some(name) = &scheduler_name {
         let gang = if ctx.target.trainer().is_some() {
             "; with Volcano the runtime's podGroupPolicy gang-schedules each TrainJob"
-        } else if name.eq_ignore_ascii_case("volcano") {
+        } else if scheduler.is_some_and(|s| s.is_volcano()) {
             "; gang scheduling (a PodGroup) also needs the operator started with --gang-scheduler-name=volcano, a cluster setting"
         } else {
             ""
@@ -380,25 +367,18 @@ fn security_context(ctx: &mut Ctx<'_>, capabilities: &[String]) -> Option<Value>
 /// RDG187: native sidecars where the cluster drops `restartPolicy: Always` from an init
 /// container: a PyTorchJob CRD before training-operator 1.8, or Kubernetes before 1.29.
 fn check_sidecars(ctx: &mut Ctx<'_>) {
-    use crate::kubeflow::operator::NATIVE_SIDECAR_CRD;
-    use crate::kubernetes::sidecars::NATIVE_SIDECARS;
     let Some(first) = ctx.inputs.sidecars.first() else {
         return;
     };
     let (origin, index) = (first.origin, first.index);
+    // Trainer's CRDs keep the field; only a PyTorchJob's operator matters.
     let operator = ctx
         .target
         .operator
-        .filter(|v| ctx.target.trainer().is_none() && *v < NATIVE_SIDECAR_CRD);
-    let kubernetes = ctx.target.kubernetes.filter(|v| *v < NATIVE_SIDECARS);
-    let why = match (operator, kubernetes) {
-        (Some(v), _) => format!(
-            "the PyTorchJob CRD of training-operator {v} has no initContainers[].restartPolicy (it came in {NATIVE_SIDECAR_CRD}), so the API server prunes it"
-        ),
-        (None, Some(v)) => format!(
-            "Kubernetes {v} does not run native sidecars by default (the SidecarContainers gate is on from {NATIVE_SIDECARS}), so it drops restartPolicy: Always"
-        ),
-        (None, None) => return,
+        .filter(|_| ctx.target.trainer().is_none());
+    let Some(why) = crate::kubernetes::sidecars::why_dropped(ctx.target.kubernetes, operator)
+    else {
+        return;
     };
     let pool = ctx.pool.value.metadata.name.clone();
     let mut path = origin.path("sidecars");

@@ -108,19 +108,9 @@ pub fn resolve(
             .join(", "),
         "what the manifest was written for, on its metadata: `rdmagen lint` judges it by these where no --platform, --operator or --trainer says otherwise",
     );
-    let mut annotations: BTreeMap<String, String> = ctx
-        .inputs
-        .annotations
-        .iter()
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
+    let mut annotations: BTreeMap<String, String> = ctx.inputs.annotation_values();
     annotations.extend(written_for.into_iter().map(|(k, v)| (k.to_owned(), v)));
-    let mut labels: BTreeMap<String, String> = ctx
-        .inputs
-        .labels
-        .iter()
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
+    let mut labels: BTreeMap<String, String> = ctx.inputs.label_values();
     crate::plan::kueue::object_labels(&mut ctx, &mut labels);
 
     Plan {
@@ -183,21 +173,14 @@ fn check_counts(ctx: &mut Ctx<'_>) {
 /// pkg/controller.v1/common/job.go:250-296), and Volcano orders and preempts gangs by
 /// the PodGroup's priority (volcano@v1.15.1 pkg/scheduler/cache/cache.go:1537-1543,
 /// plugins/priority/priority.go:71-89): without it every gang has the default.
-fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
+fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>, on_volcano: bool) -> Option<String> {
     if asked.is_some() || ctx.target.trainer().is_some() {
         return asked;
     }
-    let volcano = ctx
-        .pool
-        .value
-        .spec
-        .scheduler
-        .as_ref()
-        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
-    let class = ctx.inputs.priority_class_name.as_ref()?.value.clone();
-    if !volcano {
+    if !on_volcano {
         return None;
     }
+    let class = ctx.inputs.priority_class_name.as_ref()?.value.clone();
     ctx.decisions.record(
         "schedulingPolicy.priorityClass",
         &class,
@@ -264,7 +247,7 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         .spec
         .scheduler
         .as_ref()
-        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
+        .is_some_and(|s| s.is_volcano());
     let nodes = ctx.job.value.spec.nodes;
     if gang == Some(false) && on_volcano && nodes > 1 && ctx.target.trainer().is_none() {
         let pool = ctx.pool.value.metadata.name.clone();
@@ -296,7 +279,7 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
             }
         }
     }
-    let priority_class = gang_priority(ctx, asked_scheduling.priority_class);
+    let priority_class = gang_priority(ctx, asked_scheduling.priority_class, on_volcano);
     let scheduling =
         (queue.is_some() || asked_scheduling.min_available.is_some() || priority_class.is_some())
             .then_some(SchedulingPlan {
@@ -337,20 +320,8 @@ fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
         Seg::Key("managedBy"),
     ];
     let (allowed, since) = match ctx.target.trainer() {
-        Some(_) => (
-            [
-                "trainer.kubeflow.org/trainjob-controller",
-                "kueue.x-k8s.io/multikueue",
-            ],
-            None,
-        ),
-        None => (
-            [
-                "kubeflow.org/training-operator",
-                "kueue.x-k8s.io/multikueue",
-            ],
-            Some(MANAGED_BY_CRD),
-        ),
+        Some(_) => (crate::kubeflow::trainer::MANAGED_BY, None),
+        None => (crate::kubeflow::operator::MANAGED_BY, Some(MANAGED_BY_CRD)),
     };
     if let (Some(since), Some(v)) = (since, ctx.target.operator)
         && v < since
@@ -504,7 +475,7 @@ fn check_target(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             .spec
             .scheduler
             .as_ref()
-            .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"));
+            .is_some_and(|s| s.is_volcano());
         if target.gang_scheduling == Some(true) && !volcano {
             findings.at(
                 Rule::TargetFieldIgnored,

@@ -212,10 +212,7 @@ pub fn runtime(
             RuntimeShape::Gpus(_) => "the pool's pod shape for pods of this many GPUs, which get fewer of its rails than a whole node: a TrainJob cannot take the pool runtime's other rail resources away",
         },
     );
-    let volcano = spec
-        .scheduler
-        .as_ref()
-        .is_some_and(|s| s.name.eq_ignore_ascii_case("volcano"))
+    let volcano = spec.scheduler.as_ref().is_some_and(|s| s.is_volcano())
         && spec.target.gang_scheduling != Some(false);
     if volcano {
         decisions.record(

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
-use crate::kubeflow::operator::{NATIVE_SIDECAR_CRD, OperatorGeneration};
+use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubernetes::job_name;
 use crate::kubernetes::sidecars::NATIVE_SIDECARS;
 use crate::multus;
@@ -367,14 +367,8 @@ fn dropped_sidecars(
     kubernetes: Option<Version>,
     operator: Option<Version>,
 ) -> Vec<Finding> {
-    let why = match (kubernetes, operator) {
-        (Some(v), _) if v < NATIVE_SIDECARS => format!(
-            "Kubernetes {v} does not run native sidecars by default (the SidecarContainers gate is on from {NATIVE_SIDECARS}), so it drops restartPolicy: Always"
-        ),
-        (_, Some(v)) if v < NATIVE_SIDECAR_CRD => format!(
-            "the PyTorchJob CRD of training-operator {v} has no initContainers[].restartPolicy (it came in {NATIVE_SIDECAR_CRD}), so the API server prunes it"
-        ),
-        _ => return Vec::new(),
+    let Some(why) = crate::kubernetes::sidecars::why_dropped(kubernetes, operator) else {
+        return Vec::new();
     };
     crate::kubernetes::sidecars::native_sidecars(pod)
         .map(|(i, name)| {

@@ -29,6 +29,12 @@ pub const NATIVE_SIDECAR_CRD: Version = Version::new(1, 8);
 /// v1.7.0 and v1.8.0 CRDs have no such field).
 pub const MANAGED_BY_CRD: Version = Version::new(1, 9);
 
+/// The values it takes (common_types.go:40-43).
+pub const MANAGED_BY: [&str; 2] = [
+    "kubeflow.org/training-operator",
+    "kueue.x-k8s.io/multikueue",
+];
+
 impl OperatorGeneration {
     pub fn of(version: Version) -> Self {
         if version < PET_OPERATOR {

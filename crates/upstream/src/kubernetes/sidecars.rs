@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::kubeflow::operator::NATIVE_SIDECAR_CRD;
 use crate::version::Version;
 
 /// The first Kubernetes release that runs them by default: the `SidecarContainers`
@@ -20,4 +21,19 @@ pub fn native_sidecars(pod: &Value) -> impl Iterator<Item = (usize, &str)> {
         .enumerate()
         .filter(|(_, c)| c["restartPolicy"] == "Always")
         .map(|(i, c)| (i, c["name"].as_str().unwrap_or("")))
+}
+
+/// Why a cluster drops native sidecars, when it does: a Kubernetes before
+/// [`NATIVE_SIDECARS`], else (for a PyTorchJob) the CRD of a training-operator before
+/// [`NATIVE_SIDECAR_CRD`]. None when neither is known to drop them.
+pub fn why_dropped(kubernetes: Option<Version>, operator: Option<Version>) -> Option<String> {
+    match (kubernetes, operator) {
+        (Some(v), _) if v < NATIVE_SIDECARS => Some(format!(
+            "Kubernetes {v} does not run native sidecars by default (the SidecarContainers gate is on from {NATIVE_SIDECARS}), so it drops restartPolicy: Always"
+        )),
+        (_, Some(v)) if v < NATIVE_SIDECAR_CRD => Some(format!(
+            "the PyTorchJob CRD of training-operator {v} has no initContainers[].restartPolicy (it came in {NATIVE_SIDECAR_CRD}), so the API server prunes it"
+        )),
+        _ => None,
+    }
 }
