@@ -110,7 +110,12 @@ fn golden_manifests_validate_against_the_upstream_crd() {
 /// structural openAPIV3Schema): a key of an object whose schema lists `properties` and
 /// neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields`. The
 /// root's `metadata` is ObjectMeta, which the API server keeps whole.
-fn pruned(doc: &serde_json::Value, schema: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+pub(crate) fn pruned(
+    doc: &serde_json::Value,
+    schema: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<String>,
+) {
     use serde_json::Value;
     if schema["x-kubernetes-preserve-unknown-fields"] == true {
         return;

@@ -4,7 +4,10 @@ mod actionable_errors;
 mod attachments;
 mod bad_inputs;
 mod budgets;
+#[path = "../control_plane/mod.rs"]
+mod cluster;
 mod completions_and_man;
+mod control_plane;
 mod detect;
 mod determinism;
 mod diff_output;

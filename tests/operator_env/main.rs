@@ -8,10 +8,13 @@
 //! → torchrun's parser or a plain script ([`launcher`]) → the groups that form
 //! ([`world`]). The manifests are judged by simulation only, never by their text.
 
+#[path = "../control_plane/mod.rs"]
+mod cluster;
 mod gang;
 mod kubelet;
 mod launcher;
 mod operator;
+mod real;
 mod world;
 
 use std::path::{Path, PathBuf};
@@ -34,18 +37,21 @@ struct Simulation {
 }
 
 fn simulate(job: &Value, generation: Generation, gpu_resource: &str) -> Simulation {
-    let operated = match operator::operate(job, generation, gpu_resource) {
-        Ok(o) => o,
-        Err(e) => {
-            return Simulation {
-                worlds: Vec::new(),
-                failures: vec![e],
-            };
-        }
-    };
-    let mut failures = operated.notes.clone();
+    match operator::operate(job, generation, gpu_resource) {
+        Ok(operated) => world_of(&operated.pods, operated.notes),
+        Err(e) => Simulation {
+            worlds: Vec::new(),
+            failures: vec![e],
+        },
+    }
+}
+
+/// The world `pods` form once the kubelet and the launcher have run them (with
+/// `failures` already known): the operator's pods as the transcription predicts them,
+/// or as a real operator made them (real.rs).
+fn world_of(pods: &[operator::Pod], mut failures: Vec<String>) -> Simulation {
     let mut members = Vec::new();
-    for pod in &operated.pods {
+    for pod in pods {
         let launched = kubelet::environment(&pod.env).and_then(|env| {
             let argv = kubelet::argv(&pod.command, &pod.args, &env);
             launcher::launch(&argv, &env, pod.gpus)
@@ -214,6 +220,30 @@ fn smoke_pool_target(pool: &str) -> Target {
     pool_target(&pool.value.spec)
 }
 
+/// The pool a golden manifest (`golden/...`, relative to the root) was rendered for, or
+/// `None` for the smoke test's perftest, which runs one ib_write_bw per pod and forms
+/// no training world.
+fn golden_target(rel: &str, job: &Value) -> Option<Target> {
+    let meta = &job["metadata"];
+    let name = meta["name"].as_str().expect("metadata.name");
+    match smoke_test(rel) {
+        // `rdmagen smoke-test`'s goldens: golden/smoke/<pool>/<tool>/<job>/, the pool
+        // in examples/smoke/<pool>.yaml. Its nccl test is a torchrun job like any.
+        Some((_, "perftest")) => None,
+        Some((pool, _)) => Some(smoke_pool_target(pool)),
+        None => {
+            let example = rel
+                .strip_prefix("golden/")
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap();
+            let example = root().join("examples").join(example);
+            Some(target(&example, name, meta["namespace"].as_str()))
+        }
+    }
+}
+
 /// Issue 11's acceptance test: every golden manifest, on every operator generation its
 /// pool may run, is one consistent world that uses every GPU it requests. All failures
 /// are gathered and reported together, one line per golden and generation.
@@ -231,22 +261,9 @@ fn every_golden_manifest_is_one_consistent_world_on_its_target_operator() {
     assert!(!goldens.is_empty(), "no golden manifests found");
     for path in goldens {
         let rel = path.strip_prefix(root()).unwrap().display().to_string();
-        let job_dir = path.parent().unwrap();
         let job = manifest(&std::fs::read_to_string(&path).unwrap());
-        let meta = &job["metadata"];
-        let name = meta["name"].as_str().expect("metadata.name");
-        let target = match smoke_test(&rel) {
-            // `rdmagen smoke-test`'s goldens: golden/smoke/<pool>/<tool>/<job>/, the
-            // pool in examples/smoke/<pool>.yaml. Its nccl test is a torchrun job like
-            // any; perftest runs one ib_write_bw per pod, no training world.
-            Some((_, "perftest")) => continue,
-            Some((pool, _)) => smoke_pool_target(pool),
-            None => {
-                let example = root()
-                    .join("examples")
-                    .join(job_dir.parent().unwrap().file_name().unwrap());
-                target(&example, name, meta["namespace"].as_str())
-            }
+        let Some(target) = golden_target(&rel, &job) else {
+            continue;
         };
         for generation in &target.generations {
             checked += 1;

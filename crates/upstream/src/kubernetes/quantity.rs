@@ -3,7 +3,10 @@
 
 /// Whether `text` is a quantity in the Kubernetes syntax (apimachinery
 /// `resource.ParseQuantity`): a signed decimal number followed by an optional binary
-/// suffix (Ki..Ei), decimal suffix (n, u, m, k, M..E) or exponent (e3, E-2).
+/// suffix (Ki..Ei), decimal suffix (n, u, m, k, M..E) or exponent (e3, E-2). Stricter
+/// than the API server in three ways, on purpose: it reads a bare sign or dot ("-",
+/// ".") as 0 and trims spaces around the text; here those are mistakes, refused.
+/// tests/cli/control_plane.rs holds this against a real API server, those three pinned.
 pub fn is_quantity(text: &str) -> bool {
     let s = text.strip_prefix(['+', '-']).unwrap_or(text);
     let digits_end = s

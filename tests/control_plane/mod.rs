@@ -1,0 +1,232 @@
+//! Issue 25: the real control plane as the oracle, shared by the test binaries that
+//! use it (tests/cli/control_plane.rs, tests/operator_env/real.rs). `.ci/controlplane/up` starts etcd
+//! and a kube-apiserver built from `k8s.io/kubernetes` (and the training operator from
+//! its own module) on loopback; these tests hand every golden object to them. Required
+//! in CI; elsewhere skipped, with the reason printed, unless `RDMAGEN_KUBECONFIG` and
+//! `RDMAGEN_KUBECTL` name a running one (`source DIR/env` after `up DIR`).
+//!
+//! The tests share one API server and swap CRD releases on it, so they hold a lock.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A running API server, and the lock that makes this test its only user.
+pub struct Cluster {
+    kubectl: PathBuf,
+    kubeconfig: PathBuf,
+    /// Where `up` wrote its certificates and logs.
+    dir: PathBuf,
+    /// kubectl's discovery cache, private to this run: a cache in ~/.kube from another
+    /// API server would map kinds to resources that are not here.
+    cache: tempfile::TempDir,
+    _lock: MutexGuard<'static, ()>,
+}
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+impl Cluster {
+    /// The running control plane, or `None` (after saying why) outside CI.
+    pub fn get(test: &str) -> Option<Cluster> {
+        let (Some(kubectl), Some(kubeconfig), Some(dir)) = (
+            std::env::var_os("RDMAGEN_KUBECTL"),
+            std::env::var_os("RDMAGEN_KUBECONFIG"),
+            std::env::var_os("RDMAGEN_CONTROL_PLANE_DIR"),
+        ) else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: the control plane must run in CI (.ci/controlplane/up)"
+            );
+            eprintln!(
+                "skipped {test}: no control plane; run .ci/controlplane/up DIR and source DIR/env"
+            );
+            return None;
+        };
+        let lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        Some(Cluster {
+            kubectl: kubectl.into(),
+            kubeconfig: kubeconfig.into(),
+            dir: dir.into(),
+            cache: tempfile::tempdir().unwrap(),
+            _lock: lock,
+        })
+    }
+
+    /// Runs kubectl with `args` (and `stdin`); its exit status, stdout and stderr.
+    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        let mut child = Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig())
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        let mut input = child.stdin.take().unwrap();
+        let text = stdin.unwrap_or_default().to_owned();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            input.write_all(text.as_bytes()).unwrap();
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Runs kubectl and requires success; its stdout.
+    pub fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let (ok, out, err) = self.kubectl(args, stdin);
+        assert!(ok, "kubectl {}:\n{err}{out}", args.join(" "));
+        out
+    }
+
+    /// Makes `files` the CRDs the server serves: each CRD of the same name is deleted
+    /// first (an update could leave the old schema serving for a moment), then created,
+    /// and the call returns when each is Established and its kind is served.
+    pub fn install_crds(&self, files: &[PathBuf]) {
+        for file in files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let crd = &rdmagen::verify::parse(&text).unwrap()[0];
+            let name = crd["metadata"]["name"].as_str().unwrap();
+            let plural = crd["spec"]["names"]["plural"].as_str().unwrap();
+            self.ok(
+                &["delete", "crd", name, "--ignore-not-found", "--wait"],
+                None,
+            );
+            self.ok(&["create", "-f", "-"], Some(&text));
+            self.wait_for(&format!("CRD {name} to be served"), || {
+                let (ok, out, _) = self.kubectl(
+                    &[
+                        "get",
+                        "crd",
+                        name,
+                        "-o",
+                        "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+                    ],
+                    None,
+                );
+                ok && out == "True" && self.kubectl(&["get", plural, "-A"], None).0
+            });
+        }
+    }
+
+    /// Polls `done` every 100 ms for up to 60 s.
+    pub fn wait_for(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Creates each namespace (if missing).
+    pub fn namespaces<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        for name in names {
+            let doc = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            self.ok(
+                &["apply", "--server-side", "-f", "-"],
+                Some(&doc.to_string()),
+            );
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+}
+
+/// One object of a golden file.
+pub struct Golden {
+    pub file: String,
+    pub doc: Value,
+}
+
+impl Golden {
+    pub fn kind(&self) -> &str {
+        self.doc["kind"].as_str().unwrap_or_default()
+    }
+
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.doc["metadata"]["annotations"][key].as_str()
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.doc["metadata"]["namespace"].as_str()
+    }
+
+    /// `Kind ns/name`, as a message names the object.
+    pub fn id(&self) -> String {
+        format!(
+            "{} {}/{}",
+            self.kind(),
+            self.namespace().unwrap_or(""),
+            self.doc["metadata"]["name"].as_str().unwrap_or_default()
+        )
+    }
+}
+
+/// Every object of every golden YAML file, in path order.
+pub fn golden_objects() -> Vec<Golden> {
+    let mut out = Vec::new();
+    let golden = root().join("golden");
+    for entry in walkdir::WalkDir::new(&golden).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let file = entry.path().strip_prefix(root()).unwrap();
+        for doc in rdmagen::verify::parse(&text).unwrap() {
+            out.push(Golden {
+                file: file.to_string_lossy().replace('\\', "/"),
+                doc,
+            });
+        }
+    }
+    out
+}
+
+/// The paths of `expected`'s leaves that `actual` lacks or holds with another value:
+/// what the API server dropped or changed on the way in. Maps are compared by key,
+/// lists by position; `actual` may hold more (defaults, managedFields).
+pub fn lost(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, value) in e {
+                let here = format!("{path}/{key}");
+                match a.get(key) {
+                    Some(found) => lost(value, found, &here, out),
+                    None => out.push(here),
+                }
+            }
+        }
+        (Value::Array(e), Value::Array(a)) if e.len() == a.len() => {
+            for (i, (value, found)) in e.iter().zip(a).enumerate() {
+                lost(value, found, &format!("{path}/{i}"), out);
+            }
+        }
+        (e, a) if e == a => {}
+        (e, a) => out.push(format!("{path}: {e} became {a}")),
+    }
+}

@@ -1,0 +1,510 @@
+//! The transcription ([`crate::operator`]) against the operator itself (issue 25): the
+//! Kubeflow training operator v1.9.4, built from its module by `.ci/controlplane/build`,
+//! runs against the test API server with its validating webhook, and every golden
+//! PyTorchJob written for 1.9 (or for no named release) is created for real. The pods
+//! it makes are read back: their names and the `pytorch` container's command, args and
+//! env must be what the transcription says, and every field of the manifest's pod
+//! template must reach the pod unchanged.
+
+use std::collections::BTreeSet;
+use std::process::{Child, Command};
+
+use serde_json::{Value, json};
+
+use crate::cluster::{Cluster, Golden, golden_objects, lost, root};
+use crate::operator::{self, Generation};
+
+/// The operator's webhook and health ports, on 127.0.0.1 (beside the API server's).
+const WEBHOOK_PORT: u16 = 26445;
+const HEALTH_PORT: u16 = 26446;
+
+/// The running operator; stopped, and its webhook configuration removed, on drop.
+struct Operator<'a> {
+    cluster: &'a Cluster,
+    child: Child,
+}
+
+impl Drop for Operator<'_> {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = self.cluster.kubectl(
+            &[
+                "delete",
+                "validatingwebhookconfiguration",
+                WEBHOOK_CONFIGURATION,
+                "--ignore-not-found",
+            ],
+            None,
+        );
+    }
+}
+
+/// certDir, pkg/cert/cert.go (v1.9.4): fixed, where the Deployment mounts the Secret.
+const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+
+/// webhookConfigurationName, cmd/training-operator.v1/main.go:57 (v1.9.4): the
+/// configuration its certificate rotator keeps the CA bundle of.
+const WEBHOOK_CONFIGURATION: &str = "validator.training-operator.kubeflow.org";
+
+/// Starts the operator as its Deployment would (manifests/base/deployment.yaml: the
+/// `kubeflow` namespace, MY_POD_NAMESPACE), for PyTorchJobs only, with the webhook
+/// pair `up` made in its Secret, and registers its PyTorchJob webhook (the entry of
+/// manifests/base/webhook/manifests.yaml, v1.9.4) at 127.0.0.1.
+fn start(cluster: &Cluster) -> Operator<'_> {
+    let dir = cluster.dir();
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    cluster.namespaces(["kubeflow"]);
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "training-operator-webhook-cert", "namespace": "kubeflow"},
+        "stringData": {
+            "ca.crt": read("webhook-ca.crt"), "ca.key": read("webhook-ca.key"),
+            "tls.crt": read("webhook.crt"), "tls.key": read("webhook.key"),
+        },
+    });
+    cluster.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&secret.to_string()),
+    );
+    // The Deployment mounts that Secret at the rotator's CertDir (deployment.yaml:41,
+    // pkg/cert/cert.go certDir); the rotator waits for the files (ensureCertsMounted).
+    let mounted = std::path::Path::new(CERT_DIR);
+    std::fs::create_dir_all(mounted).unwrap();
+    for (file, from) in [
+        ("ca.crt", "webhook-ca.crt"),
+        ("tls.crt", "webhook.crt"),
+        ("tls.key", "webhook.key"),
+    ] {
+        std::fs::write(mounted.join(file), read(from)).unwrap();
+    }
+    let binary = std::env::var_os("RDMAGEN_TRAINING_OPERATOR")
+        .expect("RDMAGEN_TRAINING_OPERATOR names the operator `up` built");
+    let log = std::fs::File::create(dir.join("training-operator.log")).unwrap();
+    let child = Command::new(binary)
+        .args([
+            "--enable-scheme=pytorchjob",
+            "--metrics-bind-address=0",
+            &format!("--health-probe-bind-address=127.0.0.1:{HEALTH_PORT}"),
+            &format!("--webhook-server-port={WEBHOOK_PORT}"),
+        ])
+        .env("KUBECONFIG", cluster.kubeconfig())
+        .env("MY_POD_NAMESPACE", "kubeflow")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("the training operator starts");
+    std::fs::write(dir.join("training-operator.pid"), child.id().to_string()).unwrap();
+    let running = Operator { cluster, child };
+    let webhook = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": WEBHOOK_CONFIGURATION},
+        "webhooks": [{
+            "name": "validator.pytorchjob.training-operator.kubeflow.org",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": format!("https://127.0.0.1:{WEBHOOK_PORT}/validate-kubeflow-org-v1-pytorchjob"),
+            },
+            "failurePolicy": "Fail",
+            "sideEffects": "None",
+            "rules": [{
+                "apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"], "resources": ["pytorchjobs"],
+            }],
+        }],
+    });
+    cluster.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&webhook.to_string()),
+    );
+    // Ready once the webhook serves (setupProbeEndpoints waits for the certificates)
+    // and the rotator has written the CA bundle into the configuration, as it does in
+    // a cluster.
+    cluster.wait_for("the training operator to be ready", || {
+        let bundle = cluster.kubectl(
+            &[
+                "get",
+                "validatingwebhookconfiguration",
+                WEBHOOK_CONFIGURATION,
+                "-o",
+                "jsonpath={.webhooks[0].clientConfig.caBundle}",
+            ],
+            None,
+        );
+        http_ok(HEALTH_PORT, "/readyz") && !bundle.1.is_empty()
+    });
+    running
+}
+
+/// A GET on 127.0.0.1:`port` answered 200.
+fn http_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let mut answer = String::new();
+    stream.write_all(request.as_bytes()).is_ok()
+        && stream.read_to_string(&mut answer).is_ok()
+        && answer.starts_with("HTTP/1.0 200") | answer.starts_with("HTTP/1.1 200")
+}
+
+/// The golden PyTorchJobs the 1.9 operator runs: written for 1.9 or for no release.
+fn written_for_1_9(object: &Golden) -> bool {
+    object.kind() == "PyTorchJob"
+        && object
+            .annotation("rdmagen.io/operator")
+            .is_none_or(|v| v == "1.9")
+}
+
+/// An env list as the transcription writes it: a `valueFrom` as a placeholder.
+fn env_of(container: &Value) -> Vec<(String, String)> {
+    container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_owned();
+            let value = match e.get("valueFrom") {
+                Some(_) => format!("<valueFrom of {name}>"),
+                None => e["value"].as_str().unwrap_or_default().to_owned(),
+            };
+            (name, value)
+        })
+        .collect()
+}
+
+/// `spec` without its containers' env, which the operator extends (and the
+/// transcription judges).
+fn without_env(spec: &Value) -> Value {
+    let mut spec = spec.clone();
+    for list in ["containers", "initContainers"] {
+        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            for c in containers {
+                c.as_object_mut().unwrap().remove("env");
+            }
+        }
+    }
+    spec
+}
+
+/// The tolerations the API server's DefaultTolerationSeconds admission plugin adds to
+/// every pod that has none of its own for these taints (plugin/pkg/admission/
+/// defaulttolerationseconds/admission.go, Kubernetes v1.34.3): 300 s on not-ready and
+/// unreachable nodes. Removed from `pod` when the template did not write them.
+fn take_default_tolerations(pod: &mut Value, template: &Value) {
+    let written = template["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let Some(tolerations) = pod["spec"]
+        .get_mut("tolerations")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    tolerations.retain(|t| {
+        let default = matches!(
+            t["key"].as_str(),
+            Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
+        ) && t["effect"] == "NoExecute"
+            && t["tolerationSeconds"] == 300;
+        !default || written.contains(t)
+    });
+    if tolerations.is_empty() {
+        pod["spec"].as_object_mut().unwrap().remove("tolerations");
+    }
+}
+
+/// The init container the operator appends to each Worker of a job with a Master
+/// (setInitContainer, pkg/controller.v1/pytorch/initcontainer.go:105-137, v1.9.4): it
+/// waits for the master's name to resolve. Removed from `pod` (and checked) so that
+/// the rest compares with the template; rdmagen does not write it.
+fn take_operator_init_container(pod: &mut Value, role: &str, has_master: bool) {
+    let inits = pod["spec"]
+        .get_mut("initContainers")
+        .and_then(Value::as_array_mut);
+    let added = match inits {
+        Some(inits) if inits.last().is_some_and(|c| c["name"] == "init-pytorch") => {
+            inits.pop();
+            if inits.is_empty() {
+                pod["spec"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("initContainers");
+            }
+            true
+        }
+        _ => false,
+    };
+    assert_eq!(
+        added,
+        role == "worker" && has_master,
+        "init-pytorch on a {role} (job with a Master: {has_master})"
+    );
+}
+
+/// Creates `job` on the cluster (admitting it as Kueue would when it is suspended)
+/// and returns the `count` pods the operator makes of it.
+fn run(cluster: &Cluster, job: &Value, count: usize) -> Vec<Value> {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let namespace = job["metadata"]["namespace"].as_str().unwrap_or("default");
+    cluster.ok(&["create", "-f", "-"], Some(&job.to_string()));
+    if job["spec"]["runPolicy"]["suspend"] == true {
+        // What Kueue does when it admits the job.
+        cluster.ok(
+            &[
+                "patch",
+                "pytorchjob",
+                name,
+                "-n",
+                namespace,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"runPolicy":{"suspend":false}}}"#,
+            ],
+            None,
+        );
+    }
+    let selector = format!("training.kubeflow.org/job-name={name}");
+    let mut pods = Vec::new();
+    let log = cluster.dir().join("training-operator.log");
+    cluster.wait_for(
+        &format!(
+            "the pods of {namespace}/{name} (the operator's log: {})",
+            log.display()
+        ),
+        || {
+            let out = cluster.ok(
+                &[
+                    "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
+                ],
+                None,
+            );
+            let list: Value = serde_json::from_str(&out).unwrap();
+            pods = list["items"].as_array().unwrap().clone();
+            pods.len() == count
+        },
+    );
+
+    pods
+}
+
+/// Deletes `job` and, as no garbage collector runs (no controller manager), what it
+/// owned, before a job of the same name in another example comes.
+fn remove(cluster: &Cluster, job: &Value) {
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let namespace = job["metadata"]["namespace"].as_str().unwrap_or("default");
+    let selector = format!("training.kubeflow.org/job-name={name}");
+    cluster.ok(&["delete", "pytorchjob", name, "-n", namespace], None);
+    cluster.ok(
+        &["delete", "pods,services", "-n", namespace, "-l", &selector],
+        None,
+    );
+}
+
+/// Real pods as the transcription's [`operator::Pod`]s: the `pytorch` container's
+/// env, command, args and GPU limit.
+fn as_transcribed(pods: &[Value], gpu: &str) -> Vec<operator::Pod> {
+    pods.iter()
+        .map(|pod| {
+            let container = pytorch_container(pod);
+            let strings = |v: &Value| -> Vec<String> {
+                v.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.as_str().unwrap().to_owned())
+                    .collect()
+            };
+            let gpus = &container["resources"]["limits"][gpu];
+            operator::Pod {
+                name: pod["metadata"]["name"].as_str().unwrap().to_owned(),
+                env: env_of(container),
+                command: strings(&container["command"]),
+                args: strings(&container["args"]),
+                gpus: gpus.as_str().map_or(0, |g| g.parse().unwrap()),
+            }
+        })
+        .collect()
+}
+
+fn pytorch_container(pod: &Value) -> &Value {
+    pod["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "pytorch")
+        .expect("a pytorch container")
+}
+
+#[test]
+fn the_real_operator_makes_the_pods_the_transcription_predicts() {
+    let Some(cluster) = Cluster::get("the training operator against the transcription") else {
+        return;
+    };
+    cluster.install_crds(&[root().join("tests/upstream/crds/pytorchjob-v1.9.0.yaml")]);
+    let jobs: Vec<Golden> = golden_objects()
+        .into_iter()
+        .filter(written_for_1_9)
+        .collect();
+    let namespaces: BTreeSet<&str> = jobs.iter().filter_map(Golden::namespace).collect();
+    cluster.namespaces(namespaces);
+    // The cluster's own objects the pods name: the Priority admission plugin refuses
+    // a pod whose PriorityClass does not exist.
+    let classes: BTreeSet<&str> = jobs
+        .iter()
+        .flat_map(|job| {
+            job.doc["spec"]["pytorchReplicaSpecs"]
+                .as_object()
+                .unwrap()
+                .values()
+        })
+        .filter_map(|spec| spec["template"]["spec"]["priorityClassName"].as_str())
+        .collect();
+    for class in classes {
+        let doc = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": class}, "value": 1000});
+        cluster.ok(
+            &["apply", "--server-side", "-f", "-"],
+            Some(&doc.to_string()),
+        );
+    }
+    let _operator = start(&cluster);
+
+    let mut pods_compared = 0;
+    let mut worlds = 0;
+    for job in &jobs {
+        let target = crate::golden_target(&job.file, &job.doc);
+        let gpu = target
+            .as_ref()
+            .map_or("nvidia.com/gpu", |t| t.gpu_resource.as_str());
+        let predicted = operator::operate(&job.doc, Generation::Pet, gpu)
+            .unwrap_or_else(|e| panic!("{}: the transcription refuses it: {e}", job.file));
+        let mut pods = run(&cluster, &job.doc, predicted.pods.len());
+        // The real pods, run by the kubelet and launcher transcriptions, form one world
+        // that uses every GPU (main.rs's check, on what the operator really made).
+        if target.is_some() {
+            let world = crate::world_of(&as_transcribed(&pods, gpu), Vec::new());
+            assert!(
+                world.failures.is_empty(),
+                "{} ({}): {:#?}",
+                job.file,
+                job.id(),
+                world.failures
+            );
+            worlds += 1;
+        }
+
+        let mut names: Vec<&str> = pods
+            .iter()
+            .map(|p| p["metadata"]["name"].as_str().unwrap())
+            .collect();
+        names.sort_unstable();
+        let mut expected: Vec<&str> = predicted.pods.iter().map(|p| p.name.as_str()).collect();
+        expected.sort_unstable();
+        assert_eq!(names, expected, "{}: pod names", job.file);
+
+        for pod in &mut pods {
+            let pod_name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+            let want = predicted.pods.iter().find(|p| p.name == pod_name).unwrap();
+            let container = pod["spec"]["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "pytorch")
+                .unwrap();
+            assert_eq!(
+                env_of(container),
+                want.env,
+                "{}: {pod_name}'s env",
+                job.file
+            );
+            let strings = |v: &Value| -> Vec<String> {
+                v.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.as_str().unwrap().to_owned())
+                    .collect()
+            };
+            assert_eq!(
+                strings(&container["command"]),
+                want.command,
+                "{}: {pod_name}'s command",
+                job.file
+            );
+            assert_eq!(
+                strings(&container["args"]),
+                want.args,
+                "{}: {pod_name}'s args",
+                job.file
+            );
+
+            // Every field of the replica's template reaches the pod unchanged.
+            let role = pod["metadata"]["labels"]["training.kubeflow.org/replica-type"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let replicas = job.doc["spec"]["pytorchReplicaSpecs"].as_object().unwrap();
+            let has_master = replicas.keys().any(|k| k.eq_ignore_ascii_case("master"));
+            take_operator_init_container(pod, &role, has_master);
+            let (_, spec) = job.doc["spec"]["pytorchReplicaSpecs"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(&role))
+                .unwrap();
+            let template = &spec["template"];
+            take_default_tolerations(pod, template);
+            let mut changed = Vec::new();
+            lost(
+                &without_env(&template["spec"]),
+                &without_env(&pod["spec"]),
+                "/spec",
+                &mut changed,
+            );
+            lost(
+                &template["metadata"],
+                &pod["metadata"],
+                "/metadata",
+                &mut changed,
+            );
+            assert!(
+                changed.is_empty(),
+                "{}: {pod_name} lost or changed {changed:#?}",
+                job.file
+            );
+            pods_compared += 1;
+        }
+        remove(&cluster, &job.doc);
+    }
+    eprintln!(
+        "{} jobs, {pods_compared} pods: the operator made what the transcription predicts; {worlds} jobs one world",
+        jobs.len()
+    );
+
+    // The control: one field changed, the seed's `--nnodes=$(WORLD_SIZE)` job given
+    // `nprocPerNode: "8"`. The real operator then sets WORLD_SIZE to pods × 8
+    // (envvar.go:62-64), torchrun waits for 16 nodes of which 2 exist, and the check
+    // above says so.
+    let mut broken = jobs
+        .iter()
+        .find(|j| j.file == "golden/seed-swin-roce/swin-large/pytorchjob.yaml")
+        .unwrap()
+        .doc
+        .clone();
+    broken["spec"]["nprocPerNode"] = "8".into();
+    let pods = run(&cluster, &broken, 2);
+    let world = crate::world_of(&as_transcribed(&pods, "nvidia.com/gpu"), Vec::new());
+    remove(&cluster, &broken);
+    assert!(
+        world.failures.iter().any(|f| f.contains("16")),
+        "{:#?}",
+        world.failures
+    );
+    assert!(
+        jobs.len() >= 25 && pods_compared >= 60,
+        "{} jobs, {pods_compared} pods",
+        jobs.len()
+    );
+}
