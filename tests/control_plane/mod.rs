@@ -209,7 +209,8 @@ pub fn golden_objects() -> Vec<Golden> {
 
 /// The paths of `expected`'s leaves that `actual` lacks or holds with another value:
 /// what the API server dropped or changed on the way in. Maps are compared by key,
-/// lists by position; `actual` may hold more (defaults, managedFields).
+/// lists by position; `actual` may hold more (defaults, managedFields), and a
+/// quantity under `resources` may be written in another form of the same value.
 pub fn lost(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
@@ -227,6 +228,145 @@ pub fn lost(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>)
             }
         }
         (e, a) if e == a => {}
+        // A pod's resources are Go `resource.Quantity`s, written back in canonical form
+        // ("1024Gi" is stored as "1Ti"): the same quantity.
+        (Value::String(e), Value::String(a))
+            if path.contains("/resources/")
+                && rdmagen::kubernetes::quantity::value(e).is_some()
+                && rdmagen::kubernetes::quantity::value(e)
+                    == rdmagen::kubernetes::quantity::value(a) => {}
         (e, a) => out.push(format!("{path}: {e} became {a}")),
+    }
+}
+
+/// A controller started for a test; stopped, and the webhook configurations it was
+/// registered with removed, when dropped.
+pub struct Controller<'a> {
+    cluster: &'a Cluster,
+    child: std::process::Child,
+    webhooks: Vec<(String, String)>,
+}
+
+impl Drop for Controller<'_> {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for (kind, name) in &self.webhooks {
+            let _ = self
+                .cluster
+                .kubectl(&["delete", kind, name, "--ignore-not-found"], None);
+        }
+    }
+}
+
+impl Cluster {
+    /// Starts `binary` with `args` (and `env`) against this API server, its output in
+    /// `DIR/<name>.log`.
+    pub fn start(
+        &self,
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> Controller<'_> {
+        let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
+        let child = Command::new(binary)
+            .args(args)
+            .envs(env.iter().copied())
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name} ({}) starts: {e}", binary.display()));
+        Controller {
+            cluster: self,
+            child,
+            webhooks: Vec::new(),
+        }
+    }
+
+    /// The `webhook-ca.crt` and `webhook.{crt,key}` pair `up` made (the certificate
+    /// names 127.0.0.1), written as a controller's webhook server reads them from its
+    /// certificate directory.
+    pub fn webhook_certificates(&self, dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        for (file, from) in [
+            ("ca.crt", "webhook-ca.crt"),
+            ("tls.crt", "webhook.crt"),
+            ("tls.key", "webhook.key"),
+        ] {
+            std::fs::copy(self.dir.join(from), dir.join(file)).unwrap();
+        }
+    }
+}
+
+impl Controller<'_> {
+    /// Applies the webhook configuration `doc` and removes it when the controller stops.
+    pub fn register(&mut self, doc: &Value) {
+        self.cluster.ok(
+            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+            Some(&doc.to_string()),
+        );
+        let kind = doc["kind"].as_str().unwrap().to_lowercase();
+        let name = doc["metadata"]["name"].as_str().unwrap().to_owned();
+        self.webhooks.push((kind, name));
+    }
+
+    /// Waits until a GET of `path` on 127.0.0.1:`port` answers 200.
+    pub fn wait_ready(&mut self, what: &str, port: u16, path: &str) {
+        let log = self.cluster.dir.join(format!("{what}.log"));
+        let start = Instant::now();
+        while !http_ok(port, path) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("{what} exited ({status}); its log: {}", log.display());
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(90),
+                "{what} not ready; its log: {}",
+                log.display()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// A GET on 127.0.0.1:`port` answered 200.
+pub fn http_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let mut answer = String::new();
+    stream.write_all(request.as_bytes()).is_ok()
+        && stream.read_to_string(&mut answer).is_ok()
+        && (answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200"))
+}
+
+/// The tolerations the API server's DefaultTolerationSeconds admission plugin adds to
+/// every pod that has none of its own for these taints (plugin/pkg/admission/
+/// defaulttolerationseconds/admission.go, Kubernetes v1.34.3): 300 s on not-ready and
+/// unreachable nodes. Removed from `pod` when the template did not write them.
+pub fn take_default_tolerations(pod: &mut Value, template: &Value) {
+    let written = template["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let Some(tolerations) = pod["spec"]
+        .get_mut("tolerations")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    tolerations.retain(|t| {
+        let default = matches!(
+            t["key"].as_str(),
+            Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
+        ) && t["effect"] == "NoExecute"
+            && t["tolerationSeconds"] == 300;
+        !default || written.contains(t)
+    });
+    if tolerations.is_empty() {
+        pod["spec"].as_object_mut().unwrap().remove("tolerations");
     }
 }

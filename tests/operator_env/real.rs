@@ -7,38 +7,16 @@
 //! template must reach the pod unchanged.
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::cluster::{Cluster, Golden, golden_objects, lost, root};
+use crate::cluster::{Cluster, Controller, Golden, golden_objects, lost, root};
 use crate::operator::{self, Generation};
 
 /// The operator's webhook and health ports, on 127.0.0.1 (beside the API server's).
 const WEBHOOK_PORT: u16 = 26445;
 const HEALTH_PORT: u16 = 26446;
-
-/// The running operator; stopped, and its webhook configuration removed, on drop.
-struct Operator<'a> {
-    cluster: &'a Cluster,
-    child: Child,
-}
-
-impl Drop for Operator<'_> {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = self.cluster.kubectl(
-            &[
-                "delete",
-                "validatingwebhookconfiguration",
-                WEBHOOK_CONFIGURATION,
-                "--ignore-not-found",
-            ],
-            None,
-        );
-    }
-}
 
 /// certDir, pkg/cert/cert.go (v1.9.4): fixed, where the Deployment mounts the Secret.
 const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
@@ -51,7 +29,7 @@ const WEBHOOK_CONFIGURATION: &str = "validator.training-operator.kubeflow.org";
 /// `kubeflow` namespace, MY_POD_NAMESPACE), for PyTorchJobs only, with the webhook
 /// pair `up` made in its Secret, and registers its PyTorchJob webhook (the entry of
 /// manifests/base/webhook/manifests.yaml, v1.9.4) at 127.0.0.1.
-fn start(cluster: &Cluster) -> Operator<'_> {
+fn start(cluster: &Cluster) -> Controller<'_> {
     let dir = cluster.dir();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
     cluster.namespaces(["kubeflow"]);
@@ -69,34 +47,22 @@ fn start(cluster: &Cluster) -> Operator<'_> {
     );
     // The Deployment mounts that Secret at the rotator's CertDir (deployment.yaml:41,
     // pkg/cert/cert.go certDir); the rotator waits for the files (ensureCertsMounted).
-    let mounted = std::path::Path::new(CERT_DIR);
-    std::fs::create_dir_all(mounted).unwrap();
-    for (file, from) in [
-        ("ca.crt", "webhook-ca.crt"),
-        ("tls.crt", "webhook.crt"),
-        ("tls.key", "webhook.key"),
-    ] {
-        std::fs::write(mounted.join(file), read(from)).unwrap();
-    }
+    cluster.webhook_certificates(Path::new(CERT_DIR));
     let binary = std::env::var_os("RDMAGEN_TRAINING_OPERATOR")
         .expect("RDMAGEN_TRAINING_OPERATOR names the operator `up` built");
-    let log = std::fs::File::create(dir.join("training-operator.log")).unwrap();
-    let child = Command::new(binary)
-        .args([
-            "--enable-scheme=pytorchjob",
-            "--metrics-bind-address=0",
-            &format!("--health-probe-bind-address=127.0.0.1:{HEALTH_PORT}"),
-            &format!("--webhook-server-port={WEBHOOK_PORT}"),
-        ])
-        .env("KUBECONFIG", cluster.kubeconfig())
-        .env("MY_POD_NAMESPACE", "kubeflow")
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("the training operator starts");
-    std::fs::write(dir.join("training-operator.pid"), child.id().to_string()).unwrap();
-    let running = Operator { cluster, child };
-    let webhook = json!({
+    let mut operator = cluster.start(
+        "training-operator",
+        Path::new(&binary),
+        &[
+            "--enable-scheme=pytorchjob".to_owned(),
+            "--metrics-bind-address=0".to_owned(),
+            format!("--health-probe-bind-address=127.0.0.1:{HEALTH_PORT}"),
+            format!("--webhook-server-port={WEBHOOK_PORT}"),
+        ],
+        &[("MY_POD_NAMESPACE", "kubeflow")],
+    );
+    // No caBundle: the rotator writes it, as it does in a cluster.
+    operator.register(&json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": WEBHOOK_CONFIGURATION},
@@ -113,41 +79,11 @@ fn start(cluster: &Cluster) -> Operator<'_> {
                 "operations": ["CREATE", "UPDATE"], "resources": ["pytorchjobs"],
             }],
         }],
-    });
-    cluster.ok(
-        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
-        Some(&webhook.to_string()),
-    );
-    // Ready once the webhook serves (setupProbeEndpoints waits for the certificates)
-    // and the rotator has written the CA bundle into the configuration, as it does in
-    // a cluster.
-    cluster.wait_for("the training operator to be ready", || {
-        let bundle = cluster.kubectl(
-            &[
-                "get",
-                "validatingwebhookconfiguration",
-                WEBHOOK_CONFIGURATION,
-                "-o",
-                "jsonpath={.webhooks[0].clientConfig.caBundle}",
-            ],
-            None,
-        );
-        http_ok(HEALTH_PORT, "/readyz") && !bundle.1.is_empty()
-    });
-    running
-}
-
-/// A GET on 127.0.0.1:`port` answered 200.
-fn http_ok(port: u16, path: &str) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    let mut answer = String::new();
-    stream.write_all(request.as_bytes()).is_ok()
-        && stream.read_to_string(&mut answer).is_ok()
-        && answer.starts_with("HTTP/1.0 200") | answer.starts_with("HTTP/1.1 200")
+    }));
+    // Ready once the certificates are mounted and the rotator has injected the CA
+    // bundle (setupProbeEndpoints waits for certsReady, which ensureReady closes).
+    operator.wait_ready("training-operator", HEALTH_PORT, "/readyz");
+    operator
 }
 
 /// The golden PyTorchJobs the 1.9 operator runs: written for 1.9 or for no release.
@@ -187,34 +123,6 @@ fn without_env(spec: &Value) -> Value {
         }
     }
     spec
-}
-
-/// The tolerations the API server's DefaultTolerationSeconds admission plugin adds to
-/// every pod that has none of its own for these taints (plugin/pkg/admission/
-/// defaulttolerationseconds/admission.go, Kubernetes v1.34.3): 300 s on not-ready and
-/// unreachable nodes. Removed from `pod` when the template did not write them.
-fn take_default_tolerations(pod: &mut Value, template: &Value) {
-    let written = template["spec"]["tolerations"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let Some(tolerations) = pod["spec"]
-        .get_mut("tolerations")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    tolerations.retain(|t| {
-        let default = matches!(
-            t["key"].as_str(),
-            Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
-        ) && t["effect"] == "NoExecute"
-            && t["tolerationSeconds"] == 300;
-        !default || written.contains(t)
-    });
-    if tolerations.is_empty() {
-        pod["spec"].as_object_mut().unwrap().remove("tolerations");
-    }
 }
 
 /// The init container the operator appends to each Worker of a job with a Master
@@ -455,7 +363,7 @@ fn the_real_operator_makes_the_pods_the_transcription_predicts() {
                 .find(|(k, _)| k.eq_ignore_ascii_case(&role))
                 .unwrap();
             let template = &spec["template"];
-            take_default_tolerations(pod, template);
+            crate::cluster::take_default_tolerations(pod, template);
             let mut changed = Vec::new();
             lost(
                 &without_env(&template["spec"]),

@@ -154,6 +154,7 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
     let Value::Array(list) = base else {
         return;
     };
+    let original = list.clone();
     match (merges, key) {
         (true, Some(key)) => {
             for item in items {
@@ -169,6 +170,8 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
                     (None, false) => list.push(without_directives(item)),
                 }
             }
+            let id = |v: &Value| v.get(key).cloned();
+            *list = in_patch_order(std::mem::take(list), &original, items, id);
         }
         (true, None) => {
             for item in items {
@@ -176,9 +179,52 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
                     list.push(item.clone());
                 }
             }
+            *list = in_patch_order(std::mem::take(list), &original, items, |v| Some(v.clone()));
         }
         _ => *list = items.iter().map(without_directives).collect(),
     }
+}
+
+/// The order the API server gives a merged list (apimachinery v0.34.3
+/// pkg/util/strategicpatch/patch.go: `mergeSlice` :1534-1544, `normalizeElementOrder`
+/// :404-416, `mergeSortedSlice` :427-468, `normalizeSliceOrder` :521-545): the items
+/// the patch names, in the patch's order, interleaved with the others in the
+/// original's order; where the original does not order a pair (an item the patch
+/// adds), the patch's item comes first. So an item a patch adds goes before the items
+/// it does not name, not at the end. `id` is an item's merge key (the item itself for
+/// a list of scalars).
+fn in_patch_order(
+    merged: Vec<Value>,
+    original: &[Value],
+    patch: &[Value],
+    id: impl Fn(&Value) -> Option<Value>,
+) -> Vec<Value> {
+    let index = |list: &[Value], item: &Value| {
+        let wanted = id(item);
+        list.iter()
+            .position(|v| wanted.is_some() && id(v) == wanted)
+    };
+    let (mut named, mut others): (Vec<Value>, Vec<Value>) = merged
+        .into_iter()
+        .partition(|item| index(patch, item).is_some());
+    // sort.SliceStable with "less" true unless both are found and ordered otherwise.
+    named.sort_by_key(|item| index(patch, item));
+    others.sort_by_key(|item| index(original, item));
+    let mut out = Vec::with_capacity(named.len() + others.len());
+    let (mut left, mut right) = (others.into_iter().peekable(), named.into_iter().peekable());
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => match (index(original, l), index(original, r)) {
+                (Some(li), Some(ri)) => li < ri,
+                _ => false,
+            },
+        };
+        out.extend(if take_left { left.next() } else { right.next() });
+    }
+    out
 }
 
 /// A list in `base` that `patch` replaces whole (a list without the `merge` strategy),
@@ -290,17 +336,51 @@ mod tests {
                 "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
             "volumes": [{"name": "data", "hostPath": {"path": "/mnt"}}],
             "hostIPC": true}});
+        // What the patch adds comes first, as the API server orders it (in_patch_order;
+        // tests/cli/control_plane/trainer.rs sees it in the pods Trainer makes).
         assert_eq!(
             merged(base, patch),
             json!({"spec": {
                 "containers": [{"name": "pytorch", "image": "a",
-                    "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
-                    "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"},
-                                     {"name": "data", "mountPath": "/data"}]}],
-                "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}},
-                            {"name": "data", "hostPath": {"path": "/mnt"}}],
+                    "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}],
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"},
+                                     {"name": "dshm", "mountPath": "/dev/shm"}]}],
+                "volumes": [{"name": "data", "hostPath": {"path": "/mnt"}},
+                            {"name": "dshm", "emptyDir": {"medium": "Memory"}}],
                 "hostIPC": true}})
         );
+    }
+
+    /// The order of apimachinery's mergeSortedSlice: items the patch names keep the
+    /// patch's order, the others the original's, and where both were in the original
+    /// the original decides between them.
+    #[test]
+    fn a_merged_list_is_in_the_api_servers_order() {
+        let env = |names: &[&str]| {
+            json!({"spec": {"containers": [{"name": "c", "env":
+                names.iter().map(|n| json!({"name": n, "value": "v"})).collect::<Vec<_>>()}]}})
+        };
+        let names = |pod: serde_json::Value| -> Vec<String> {
+            pod["spec"]["containers"][0]["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        for (base, patch, want) in [
+            (vec!["A", "B", "C"], vec!["B"], vec!["A", "B", "C"]),
+            (vec!["A", "B", "C"], vec!["C", "A"], vec!["B", "C", "A"]),
+            (vec!["A", "B"], vec!["X"], vec!["X", "A", "B"]),
+            (vec!["A", "B"], vec!["B", "X"], vec!["A", "B", "X"]),
+            (vec!["A", "B"], vec!["X", "B"], vec!["X", "A", "B"]),
+        ] {
+            assert_eq!(
+                names(merged(env(&base), env(&patch))),
+                want,
+                "{base:?} + {patch:?}"
+            );
+        }
     }
 
     #[test]

@@ -305,9 +305,10 @@ mod tests {
             c["env"],
             json!([{"name": "NCCL_IB_HCA", "value": "=mlx5_3"}])
         );
+        // The mount the patch adds first: the API server's merge order.
         assert_eq!(
             c["volumeMounts"],
-            json!([{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "data", "mountPath": "/data"}])
+            json!([{"name": "data", "mountPath": "/data"}, {"name": "dshm", "mountPath": "/dev/shm"}])
         );
         // capabilities.add has no merge strategy: the patch's list is the list.
         assert_eq!(
@@ -321,7 +322,7 @@ mod tests {
         let volumes: Vec<&Value> = items(&pod["spec"]["volumes"])
             .map(|(_, v)| &v["name"])
             .collect();
-        assert_eq!(volumes, [&json!("dshm"), &json!("data")]);
+        assert_eq!(volumes, [&json!("data"), &json!("dshm")]);
     }
 
     #[test]
@@ -338,7 +339,7 @@ mod tests {
             let names: Vec<&Value> = items(&pod["spec"]["volumes"])
                 .map(|(_, v)| &v["name"])
                 .collect();
-            assert_eq!(names, [&json!("dshm"), &json!("data")], "2.{minor}");
+            assert_eq!(names, [&json!("data"), &json!("dshm")], "2.{minor}");
         }
         // Each release ignores the other's field, and a patch for another job is not
         // this one's.

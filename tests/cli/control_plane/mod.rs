@@ -3,6 +3,8 @@
 //! written for. An unknown field, a pruned one, a failed CEL rule or a value the
 //! server would change fails the test.
 
+mod trainer;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 

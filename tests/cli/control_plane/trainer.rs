@@ -1,0 +1,410 @@
+//! Kubeflow Trainer v2.3 for real (issue 25): its controller manager, the JobSet
+//! controller it drives (v0.12.0, the release its go.mod requires) and the Job
+//! controller of kube-controller-manager run against the test API server, each with its
+//! own webhooks. Every golden TrainJob written for Trainer 2.3 is created with its
+//! runtime, and the pods that come of it are compared with
+//! `kubeflow::trainer::effective_pod`, the one model of Trainer's merge that `render`
+//! and `lint` use: every field of the effective pod must be in the real pod, unchanged,
+//! the node container's resources exactly, its env in the same order.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use rdmagen::kubeflow::trainer::effective::effective_pod;
+use rdmagen::kubeflow::trainer::release::Release;
+use rdmagen::version::Version;
+use serde_json::{Value, json};
+
+use crate::cluster::{
+    Cluster, Controller, Golden, golden_objects, lost, root, take_default_tolerations,
+};
+
+const JOBSET_WEBHOOK_PORT: u16 = 26447;
+const JOBSET_HEALTH_PORT: u16 = 26448;
+const TRAINER_WEBHOOK_PORT: u16 = 26449;
+const TRAINER_HEALTH_PORT: u16 = 26450;
+
+fn binary(var: &str) -> PathBuf {
+    std::env::var_os(var)
+        .unwrap_or_else(|| panic!("{var} names a binary .ci/controlplane/up built"))
+        .into()
+}
+
+fn upstream(file: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os("RDMAGEN_CONTROL_PLANE_UPSTREAM").unwrap()).join(file)
+}
+
+/// A controller's configuration file, written beside the logs.
+fn config(cluster: &Cluster, name: &str, config: &Value) -> String {
+    let path = cluster.dir().join(format!("{name}.config.json"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// Registers for `controller` the webhook configurations of `manifest` (a component's own
+/// `webhook/manifests.yaml`) for this controller: each webhook's service
+/// reference becomes `https://127.0.0.1:<port><path>` with `up`'s CA, and each
+/// configuration is renamed `<prefix>-<name>` so that two components' do not meet.
+fn register_webhooks(
+    cluster: &Cluster,
+    controller: &mut Controller<'_>,
+    manifest: &Path,
+    prefix: &str,
+    port: u16,
+) {
+    use base64::Engine;
+    let ca = std::fs::read(cluster.dir().join("webhook-ca.crt")).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca);
+    let text = std::fs::read_to_string(manifest).unwrap();
+    for mut doc in rdmagen::verify::parse(&text).unwrap() {
+        let name = format!("{prefix}-{}", doc["metadata"]["name"].as_str().unwrap());
+        doc["metadata"] = serde_json::json!({"name": name});
+        for hook in doc["webhooks"].as_array_mut().unwrap() {
+            let path = hook["clientConfig"]["service"]["path"].as_str().unwrap();
+            hook["clientConfig"] = serde_json::json!({
+                "url": format!("https://127.0.0.1:{port}{path}"),
+                "caBundle": ca,
+            });
+        }
+        controller.register(&doc);
+    }
+}
+
+/// kube-controller-manager with the Job controller alone: JobSet's Jobs become pods.
+fn job_controller(cluster: &Cluster) -> Controller<'_> {
+    let kubeconfig = cluster.kubeconfig().display().to_string();
+    cluster.start(
+        "kube-controller-manager",
+        &binary("RDMAGEN_KUBE_CONTROLLER_MANAGER"),
+        &[
+            format!("--kubeconfig={kubeconfig}"),
+            "--controllers=job".to_owned(),
+            "--leader-elect=false".to_owned(),
+            "--bind-address=127.0.0.1".to_owned(),
+            "--secure-port=0".to_owned(),
+        ],
+        &[],
+    )
+}
+
+/// The JobSet controller as its Deployment runs it (config/components/manager), with
+/// its certificates given (internalCertManagement off) and its webhooks at 127.0.0.1.
+fn jobset(cluster: &Cluster) -> Controller<'_> {
+    let certs = cluster.dir().join("jobset-certs");
+    cluster.webhook_certificates(&certs);
+    let file = config(
+        cluster,
+        "jobset",
+        &json!({
+            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+            "kind": "Configuration",
+            "webhook": {"port": JOBSET_WEBHOOK_PORT, "host": "127.0.0.1", "certDir": certs},
+            "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": format!("127.0.0.1:{JOBSET_HEALTH_PORT}")},
+            "leaderElection": {"leaderElect": false},
+            "internalCertManagement": {"enable": false},
+        }),
+    );
+    let mut controller = cluster.start(
+        "jobset",
+        &binary("RDMAGEN_JOBSET"),
+        &[format!("--config={file}")],
+        &[],
+    );
+    controller.wait_ready("jobset", JOBSET_HEALTH_PORT, "/readyz");
+    register_webhooks(
+        cluster,
+        &mut controller,
+        &upstream("jobset-v0.12-webhooks.yaml"),
+        "jobset",
+        JOBSET_WEBHOOK_PORT,
+    );
+    controller
+}
+
+/// Trainer's controller manager (manifests/base/manager), certificates given, its
+/// webhooks at 127.0.0.1. Its webhook server reads controller-runtime's default
+/// certificate directory.
+fn trainer(cluster: &Cluster) -> Controller<'_> {
+    cluster.webhook_certificates(Path::new("/tmp/k8s-webhook-server/serving-certs"));
+    let file = config(
+        cluster,
+        "trainer-v2.3",
+        &json!({
+            "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+            "kind": "Configuration",
+            "webhook": {"port": TRAINER_WEBHOOK_PORT, "host": "127.0.0.1"},
+            "metrics": {"bindAddress": "0"},
+            "health": {
+                "healthProbeBindAddress": format!("127.0.0.1:{TRAINER_HEALTH_PORT}"),
+                "readinessEndpointName": "readyz",
+                "livenessEndpointName": "healthz",
+            },
+            "leaderElection": {"leaderElect": false},
+            "certManagement": {"enable": false},
+        }),
+    );
+    let mut controller = cluster.start(
+        "trainer-v2.3",
+        &binary("RDMAGEN_TRAINER_2_3"),
+        &[format!("--config={file}")],
+        &[],
+    );
+    controller.wait_ready("trainer-v2.3", TRAINER_HEALTH_PORT, "/readyz");
+    register_webhooks(
+        cluster,
+        &mut controller,
+        &upstream("trainer-v2.3-webhooks.yaml"),
+        "trainer",
+        TRAINER_WEBHOOK_PORT,
+    );
+    controller
+}
+
+/// What Trainer's torch plugin adds to the `node` container beyond the effective pod
+/// (T@v2.3.0 pkg/runtime/framework/plugins/torch/torch.go:145-203): the PET_* variables
+/// (pkg/constants/constants.go:190-203), upserted into its env, and the trainer port
+/// 29500. rdmagen writes neither (effective.rs says so), so they are checked to be
+/// Trainer's and removed; the rest must then be the effective pod's.
+fn take_torch_plugin_additions(pod: &mut Value, effective: &Value) {
+    const PET: [&str; 5] = [
+        "PET_NNODES",
+        "PET_NPROC_PER_NODE",
+        "PET_NODE_RANK",
+        "PET_MASTER_ADDR",
+        "PET_MASTER_PORT",
+    ];
+    let node = |pod: &Value| -> Option<usize> {
+        pod["spec"]["containers"]
+            .as_array()?
+            .iter()
+            .position(|c| c["name"] == "node")
+    };
+    let (Some(at), Some(want)) = (node(pod), node(effective)) else {
+        return;
+    };
+    let written = &effective["spec"]["containers"][want];
+    let container = &mut pod["spec"]["containers"][at];
+    if let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) {
+        env.retain(|e| {
+            let name = e["name"].as_str().unwrap_or_default();
+            !PET.contains(&name) || written["env"].as_array().is_some_and(|w| w.contains(e))
+        });
+    }
+    if let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) {
+        ports.retain(|p| {
+            p["containerPort"] != 29500
+                || written["ports"].as_array().is_some_and(|w| w.contains(p))
+        });
+        if ports.is_empty() {
+            container.as_object_mut().unwrap().remove("ports");
+        }
+    }
+}
+
+/// The variable the Job controller adds to every container of an Indexed Job's pods
+/// that does not define it (addCompletionIndexEnvVariables,
+/// pkg/controller/job/indexed_job_utils.go:455-475, Kubernetes v1.34.3): JobSet's
+/// Jobs are Indexed. Checked to be the Job controller's and removed.
+fn take_completion_index(pod: &mut Value, effective: &Value) {
+    for list in ["containers", "initContainers"] {
+        let Some(containers) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for container in containers {
+            let written = effective["spec"][list]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["name"] == container["name"]))
+                .and_then(|c| c["env"].as_array())
+                .is_some_and(|env| env.iter().any(|e| e["name"] == "JOB_COMPLETION_INDEX"));
+            let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            if !written {
+                let index = env.iter().position(|e| e["name"] == "JOB_COMPLETION_INDEX");
+                let index = index.expect("the Job controller's JOB_COMPLETION_INDEX");
+                let added = env.remove(index);
+                assert_eq!(
+                    added["valueFrom"]["fieldRef"]["fieldPath"],
+                    "metadata.labels['batch.kubernetes.io/job-completion-index']"
+                );
+            }
+            if env.is_empty() {
+                container.as_object_mut().unwrap().remove("env");
+            }
+        }
+    }
+}
+
+/// The runtime a TrainJob names, among the golden objects.
+fn runtime_of<'a>(objects: &'a [Golden], job: &Golden) -> &'a Golden {
+    let reference = &job.doc["spec"]["runtimeRef"];
+    let kind = reference["kind"]
+        .as_str()
+        .unwrap_or("ClusterTrainingRuntime");
+    objects
+        .iter()
+        .find(|o| {
+            o.kind() == kind
+                && o.doc["metadata"]["name"] == reference["name"]
+                && (kind == "ClusterTrainingRuntime" || o.namespace() == job.namespace())
+        })
+        .unwrap_or_else(|| panic!("{}: no golden runtime {reference}", job.file))
+}
+
+/// The node pods the TrainJob needs: its numNodes, or its runtime's.
+fn nodes(job: &Golden, runtime: &Golden) -> usize {
+    let n = job.doc["spec"]["trainer"]["numNodes"]
+        .as_u64()
+        .or_else(|| runtime.doc["spec"]["mlPolicy"]["numNodes"].as_u64())
+        .unwrap_or(1);
+    usize::try_from(n).unwrap()
+}
+
+/// Deletes TrainJob `name` and, as no garbage collector runs, what Trainer, JobSet and
+/// the Job controller made of it: its JobSet, Jobs, pods and Service, and the runtime
+/// snapshot ConfigMap Trainer v2.3 keeps (`<name>-runtime-snapshot`, which a TrainJob
+/// of the same name later refuses as another's).
+fn remove(cluster: &Cluster, name: &str, namespace: &str) {
+    let owned = format!("jobset.sigs.k8s.io/jobset-name={name}");
+    let snapshot = format!("{name}-runtime-snapshot");
+    for (kind, object) in [
+        ("trainjob", name),
+        ("jobset", name),
+        ("configmap", &snapshot),
+    ] {
+        cluster.ok(
+            &[
+                "delete",
+                kind,
+                object,
+                "-n",
+                namespace,
+                "--ignore-not-found",
+            ],
+            None,
+        );
+    }
+    cluster.ok(
+        &[
+            "delete",
+            "jobs,pods,services",
+            "-n",
+            namespace,
+            "-l",
+            &owned,
+        ],
+        None,
+    );
+}
+
+#[test]
+fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
+    let Some(cluster) = Cluster::get("Kubeflow Trainer v2.3 against the effective pod") else {
+        return;
+    };
+    let crds: Vec<PathBuf> = [
+        "trainer.kubeflow.org_trainjobs.yaml",
+        "trainer.kubeflow.org_trainingruntimes.yaml",
+        "trainer.kubeflow.org_clustertrainingruntimes.yaml",
+    ]
+    .iter()
+    .map(|f| root().join("tests/upstream/trainer-v2/crds/v2.3.0").join(f))
+    .chain([
+        upstream("jobset-v0.12-crd.yaml"),
+        // Trainer's volcano plugin makes a PodGroup for runtimes with a Volcano
+        // podGroupPolicy; without the CRD the TrainJob never gets its JobSet.
+        root().join("tests/upstream/crds/volcano-podgroups-v1.15.1.yaml"),
+    ])
+    .collect();
+    cluster.install_crds(&crds);
+    let objects = golden_objects();
+    let written_for = |o: &&Golden| o.annotation("rdmagen.io/trainer") == Some("2.3");
+    let jobs: Vec<&Golden> = objects
+        .iter()
+        .filter(|o| o.kind() == "TrainJob")
+        .filter(written_for)
+        .collect();
+    let namespaces: BTreeSet<&str> = jobs.iter().filter_map(|j| j.namespace()).collect();
+    cluster.namespaces(namespaces);
+
+    let _jobs = job_controller(&cluster);
+    let _jobset = jobset(&cluster);
+    let _trainer = trainer(&cluster);
+    let release = Release::new(Version::new(2, 3));
+
+    let mut pods_compared = 0;
+    for job in &jobs {
+        let runtime = runtime_of(&objects, job);
+        let name = job.doc["metadata"]["name"].as_str().unwrap();
+        let namespace = job.namespace().unwrap_or("default");
+        cluster.ok(
+            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+            Some(&runtime.doc.to_string()),
+        );
+        remove(&cluster, name, namespace);
+        cluster.ok(&["create", "-f", "-"], Some(&job.doc.to_string()));
+        let selector = format!(
+            "jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node"
+        );
+        let want = nodes(job, runtime);
+        let mut pods = Vec::new();
+        let logs = cluster.dir().display().to_string();
+        cluster.wait_for(
+            &format!("{want} node pods of {} (logs in {logs})", job.id()),
+            || {
+                let out = cluster.ok(
+                    &[
+                        "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
+                    ],
+                    None,
+                );
+                let list: Value = serde_json::from_str(&out).unwrap();
+                pods = list["items"].as_array().unwrap().clone();
+                pods.len() == want
+            },
+        );
+
+        let (_, node) = rdmagen::kubeflow::trainer::effective::trainer_job(&runtime.doc)
+            .or_else(|| {
+                rdmagen::kubeflow::trainer::effective::items(
+                    &runtime.doc["spec"]["template"]["spec"]["replicatedJobs"],
+                )
+                .find(|(_, j)| j["name"] == "node")
+            })
+            .unwrap();
+        let template = &node["template"]["spec"]["template"];
+        let effective = effective_pod("node", template, &job.doc["spec"], release);
+        for pod in &mut pods {
+            let pod_name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+            take_default_tolerations(pod, &effective);
+            take_torch_plugin_additions(pod, &effective);
+            take_completion_index(pod, &effective);
+            let mut changed = Vec::new();
+            lost(&effective["spec"], &pod["spec"], "/spec", &mut changed);
+            lost(
+                &effective["metadata"],
+                &pod["metadata"],
+                "/metadata",
+                &mut changed,
+            );
+            assert!(
+                changed.is_empty(),
+                "{} ({}): {pod_name} differs from the effective pod: {changed:#?}",
+                job.file,
+                job.id()
+            );
+            pods_compared += 1;
+        }
+        remove(&cluster, name, namespace);
+    }
+    eprintln!(
+        "{} TrainJobs, {pods_compared} pods: Trainer v2.3 made the effective pod",
+        jobs.len()
+    );
+    assert!(
+        jobs.len() >= 5 && pods_compared >= 10,
+        "{} jobs, {pods_compared} pods",
+        jobs.len()
+    );
+}
