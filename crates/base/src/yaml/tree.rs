@@ -240,7 +240,7 @@ pub fn each_document(
     text: &str,
     each: impl FnMut(Document),
 ) -> Result<(), SyntaxError> {
-    each_document_from(file, text, 1, each)
+    each_document_from(file, text, 1, each).map(|_| ())
 }
 
 /// The documents of `text`, a [`DocumentSpan`] of `file` (or the whole file) that
@@ -250,20 +250,107 @@ pub fn parse_document_at(
     text: &str,
     span: &DocumentSpan,
 ) -> Result<Vec<Document>, SyntaxError> {
+    let mut docs = Vec::new();
+    each_document_at(file, text, span, |doc| docs.push(doc))?;
+    Ok(docs)
+}
+
+/// [`each_document`] over the [`DocumentSpan`] `span` of `text` alone (a piece of a
+/// file that [`pieces`] cut), each document with its lines and span in the whole
+/// file; with what it counted against the file's budgets.
+pub fn each_document_at(
+    file: &Arc<str>,
+    text: &str,
+    span: &DocumentSpan,
+    mut each: impl FnMut(Document),
+) -> Result<Counted, SyntaxError> {
     let slice = text.get(span.bytes.clone()).ok_or_else(|| SyntaxError {
         line: span.first_line,
         column: 1,
         message: "the document's span is not in the text".to_owned(),
         kind: SyntaxErrorKind::Syntax,
     })?;
-    let mut docs = Vec::new();
     each_document_from(file, slice, span.first_line, |mut doc| {
         if let Some(own) = &mut doc.span {
             own.bytes = own.bytes.start + span.bytes.start..own.bytes.end + span.bytes.start;
         }
-        docs.push(doc);
-    })?;
-    Ok(docs)
+        each(doc);
+    })
+}
+
+/// What a read counted against a file's budgets ([`DOCUMENT_BUDGET`],
+/// [`NODE_BUDGET`], [`ALIAS_BUDGET`]): pieces of one file read apart are within the
+/// file's budgets when their sums are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    pub documents: usize,
+    pub nodes: usize,
+    pub expanded: usize,
+}
+
+impl std::ops::Add for Counted {
+    type Output = Counted;
+
+    fn add(self, other: Counted) -> Counted {
+        Counted {
+            documents: self.documents + other.documents,
+            nodes: self.nodes + other.nodes,
+            expanded: self.expanded + other.expanded,
+        }
+    }
+}
+
+impl Counted {
+    /// Whether a file that counts this is within every budget.
+    pub fn within_budgets(&self) -> bool {
+        self.documents <= DOCUMENT_BUDGET
+            && self.nodes <= NODE_BUDGET
+            && self.expanded <= ALIAS_BUDGET
+    }
+}
+
+/// `text` cut into pieces of about `size` bytes or more, each from the start of a
+/// line that opens a document (`---` alone or before a space or tab) to the next
+/// piece, so that the documents of a large file can be read on several cores. A
+/// document marker at the start of a line ends whatever came before it outside a
+/// quoted or flow scalar (YAML 1.2, 9.1.4), where it is an error, and an error
+/// shows in the piece that holds the scalar's start: a caller reads the whole file
+/// again when any piece fails (or the sums of their [`Counted`] leave a budget), so
+/// what it reports is the whole file's. None when a line begins with `%` (a
+/// directive, which applies to the documents after it) or the text is one piece.
+pub fn pieces(text: &str, size: usize) -> Option<Vec<DocumentSpan>> {
+    // Lines as the parser counts them: other line breaks than `\n` are left to it.
+    if text.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+        return None;
+    }
+    let mut cuts = vec![(0, 1)];
+    let (mut at, mut line) = (0, 1);
+    for row in text.split_inclusive('\n') {
+        if row.starts_with('%') {
+            return None;
+        }
+        let marker = row
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']));
+        if marker && at >= cuts.last().map_or(0, |c| c.0) + size {
+            cuts.push((at, line));
+        }
+        at += row.len();
+        line += 1;
+    }
+    if cuts.len() < 2 {
+        return None;
+    }
+    let ends = cuts.iter().skip(1).map(|c| c.0).chain([text.len()]);
+    Some(
+        cuts.iter()
+            .zip(ends)
+            .map(|(&(from, first_line), to)| DocumentSpan {
+                bytes: from..to,
+                first_line,
+            })
+            .collect(),
+    )
 }
 
 fn each_document_from(
@@ -271,7 +358,7 @@ fn each_document_from(
     text: &str,
     first_line: usize,
     mut each: impl FnMut(Document),
-) -> Result<(), SyntaxError> {
+) -> Result<Counted, SyntaxError> {
     let mut builder = Builder {
         stack: Vec::new(),
         current: None,
@@ -312,7 +399,11 @@ fn each_document_from(
             start = None;
         }
     }
-    Ok(())
+    Ok(Counted {
+        documents: builder.documents,
+        nodes: builder.nodes,
+        expanded: builder.expanded,
+    })
 }
 
 fn scan_error(e: ScanError, lines_before: usize) -> SyntaxError {
@@ -576,6 +667,54 @@ mod tests {
                 );
                 assert_eq!(one.span.as_ref(), Some(&span), "{text:?}");
             }
+        }
+    }
+
+    /// Read piece by piece, a file is the documents, spans and counts it is read
+    /// whole, wherever it is cut.
+    #[test]
+    fn a_file_read_in_pieces_is_the_file_read_whole() {
+        let texts = [
+            "a: 1\n---\nspec:\n  env:\n    X: y\n  list: [p, q]\n",
+            "# lead\n  a: {b: c}\n--- # marker comment\nx: |\n  text\n\n...\n# between\n---\n- 1\n- [2, 3]\n",
+            "---\n---\nk: v\n---\n\n---\nlast: one",
+            "k: &a [1, 2]\nl: *a\n---\nm: {n: \"--- not a marker\"}\n---\t\nx: 1\n--- |\ntop\n---\ny: 2\n",
+            "---\na: 1\n# trailing\n\n---\nb: 2\n...\n---\nc: 3\n",
+        ];
+        let file: Arc<str> = Arc::from("t.yaml");
+        for text in texts {
+            let mut whole = Vec::new();
+            let counted = each_document_from(&file, text, 1, |d| whole.push(d)).unwrap();
+            for size in [1, 8, 20] {
+                let Some(pieces) = pieces(text, size) else {
+                    continue;
+                };
+                let mut docs = Vec::new();
+                let mut sum = Counted::default();
+                for piece in &pieces {
+                    sum = sum + each_document_at(&file, text, piece, |d| docs.push(d)).unwrap();
+                }
+                assert_eq!(format!("{docs:?}"), format!("{whole:?}"), "{text:?} {size}");
+                assert_eq!(sum, counted, "{text:?} {size}");
+            }
+        }
+        assert!(pieces("%YAML 1.2\n---\na: 1\n---\nb: 2\n", 1).is_none());
+        assert!(pieces("a: 1\r\n---\r\nb: 2\r\n", 1).is_none());
+        assert_eq!(pieces("a: 1\n---\nb: 2\n", 1).map(|p| p.len()), Some(2));
+        assert!(pieces("a: 1\n---x\nb: 2\n", 1).is_none());
+    }
+
+    /// A marker inside a quoted or flow scalar fails the piece that holds the
+    /// scalar's start, so a caller reads the file whole.
+    #[test]
+    fn a_piece_cut_inside_a_scalar_fails() {
+        let file: Arc<str> = Arc::from("t.yaml");
+        for text in ["a: \"x\n---\ny\"\n", "a: [x,\n---\n]\n", "a: 'x\n---\n'\n"] {
+            let pieces = pieces(text, 1).unwrap();
+            let failed = pieces
+                .iter()
+                .any(|p| each_document_at(&file, text, p, |_| {}).is_err());
+            assert!(failed, "{text:?}");
         }
     }
 
