@@ -11,8 +11,10 @@ use crate::model::input_check;
 use crate::model::job::JobDocument;
 use crate::model::pool::PoolDocument;
 use crate::model::schema::{self, InputKind, VALIDATORS};
+pub use crate::yaml::tree::pieces;
 use crate::yaml::tree::{
-    Document, DocumentSpan, Seg, each_document, parse_document_at, parse_documents,
+    Counted, Document, DocumentSpan, Seg, each_document, each_document_at, parse_document_at,
+    parse_documents,
 };
 use crate::yaml::{tree_de, tree_value};
 
@@ -34,6 +36,10 @@ pub struct FileDocuments {
     pub failed_pools: Vec<Option<String>>,
     /// The file is not YAML (a syntax error, or past a budget): nothing in it is read.
     pub unreadable: bool,
+    /// How many documents were read (the index of the next one), and what they
+    /// counted against the file's budgets, when they were read as a piece of it.
+    pub documents: usize,
+    pub counted: Counted,
 }
 
 /// Parse one file's text into its Jobs and Pools. Problems with the content become
@@ -58,17 +64,36 @@ pub fn read_documents_each(
     name: &Arc<str>,
     text: &str,
     findings: &mut Findings,
+    each_job: impl FnMut(usize, Loaded<JobDocument>),
+) -> FileDocuments {
+    read_documents_in(name, text, None, findings, each_job)
+}
+
+/// [`read_documents_each`] of the piece `span` of `text` alone ([`pieces`]), or of
+/// the whole text; the documents of a piece are numbered from 0.
+pub fn read_documents_in(
+    name: &Arc<str>,
+    text: &str,
+    span: Option<&DocumentSpan>,
+    findings: &mut Findings,
     mut each_job: impl FnMut(usize, Loaded<JobDocument>),
 ) -> FileDocuments {
     let mut out = FileDocuments::default();
     let mut found = Findings::default();
     let mut index = 0;
-    let read = each_document(name, text, |doc| {
+    let each = |doc| {
         read_document(index, doc, &mut out, &mut each_job, &mut found);
         index += 1;
-    });
+    };
+    let read = match span {
+        Some(span) => each_document_at(name, text, span, each),
+        None => each_document(name, text, each).map(|()| Counted::default()),
+    };
     match read {
-        Ok(()) => findings.extend(found),
+        Ok(counted) => {
+            findings.extend(found);
+            (out.documents, out.counted) = (index, counted);
+        }
         Err(e) => {
             e.report(name.clone(), findings);
             out = FileDocuments {

@@ -26,8 +26,9 @@ pub(super) fn decide(
     env: Vec<EnvVar>,
     queue: Option<String>,
 ) -> Pod {
-    let spec = ctx.job.value.spec.clone();
-    let pool = ctx.pool.value.spec.clone();
+    // Borrowed through the documents' own references, so `ctx` stays free to report.
+    let (job, pool) = (ctx.job, ctx.pool);
+    let (spec, pool) = (&job.value.spec, &pool.value.spec);
 
     let mut resources = BTreeMap::new();
     resources.insert(pool.gpu.resource.clone(), spec.gpus_per_node.to_string());

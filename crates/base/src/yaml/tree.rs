@@ -240,7 +240,7 @@ pub fn each_document(
     text: &str,
     each: impl FnMut(Document),
 ) -> Result<(), SyntaxError> {
-    each_document_from(file, text, 1, each)
+    each_document_from(file, text, 1, each).map(|_| ())
 }
 
 /// The documents of `text`, a [`DocumentSpan`] of `file` (or the whole file) that
@@ -250,20 +250,107 @@ pub fn parse_document_at(
     text: &str,
     span: &DocumentSpan,
 ) -> Result<Vec<Document>, SyntaxError> {
+    let mut docs = Vec::new();
+    each_document_at(file, text, span, |doc| docs.push(doc))?;
+    Ok(docs)
+}
+
+/// [`each_document`] over the [`DocumentSpan`] `span` of `text` alone (a piece of a
+/// file that [`pieces`] cut), each document with its lines and span in the whole
+/// file; with what it counted against the file's budgets.
+pub fn each_document_at(
+    file: &Arc<str>,
+    text: &str,
+    span: &DocumentSpan,
+    mut each: impl FnMut(Document),
+) -> Result<Counted, SyntaxError> {
     let slice = text.get(span.bytes.clone()).ok_or_else(|| SyntaxError {
         line: span.first_line,
         column: 1,
         message: "the document's span is not in the text".to_owned(),
         kind: SyntaxErrorKind::Syntax,
     })?;
-    let mut docs = Vec::new();
     each_document_from(file, slice, span.first_line, |mut doc| {
         if let Some(own) = &mut doc.span {
             own.bytes = own.bytes.start + span.bytes.start..own.bytes.end + span.bytes.start;
         }
-        docs.push(doc);
-    })?;
-    Ok(docs)
+        each(doc);
+    })
+}
+
+/// What a read counted against a file's budgets ([`DOCUMENT_BUDGET`],
+/// [`NODE_BUDGET`], [`ALIAS_BUDGET`]): pieces of one file read apart are within the
+/// file's budgets when their sums are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    pub documents: usize,
+    pub nodes: usize,
+    pub expanded: usize,
+}
+
+impl std::ops::Add for Counted {
+    type Output = Counted;
+
+    fn add(self, other: Counted) -> Counted {
+        Counted {
+            documents: self.documents + other.documents,
+            nodes: self.nodes + other.nodes,
+            expanded: self.expanded + other.expanded,
+        }
+    }
+}
+
+impl Counted {
+    /// Whether a file that counts this is within every budget.
+    pub fn within_budgets(&self) -> bool {
+        self.documents <= DOCUMENT_BUDGET
+            && self.nodes <= NODE_BUDGET
+            && self.expanded <= ALIAS_BUDGET
+    }
+}
+
+/// `text` cut into pieces of about `size` bytes or more, each from the start of a
+/// line that opens a document (`---` alone or before a space or tab) to the next
+/// piece, so that the documents of a large file can be read on several cores. A
+/// document marker at the start of a line ends whatever came before it outside a
+/// quoted or flow scalar (YAML 1.2, 9.1.4), where it is an error, and an error
+/// shows in the piece that holds the scalar's start: a caller reads the whole file
+/// again when any piece fails (or the sums of their [`Counted`] leave a budget), so
+/// what it reports is the whole file's. None when a line begins with `%` (a
+/// directive, which applies to the documents after it) or the text is one piece.
+pub fn pieces(text: &str, size: usize) -> Option<Vec<DocumentSpan>> {
+    // Lines as the parser counts them: other line breaks than `\n` are left to it.
+    if text.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+        return None;
+    }
+    let mut cuts = vec![(0, 1)];
+    let (mut at, mut line) = (0, 1);
+    for row in text.split_inclusive('\n') {
+        if row.starts_with('%') {
+            return None;
+        }
+        let marker = row
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']));
+        if marker && at >= cuts.last().map_or(0, |c| c.0) + size {
+            cuts.push((at, line));
+        }
+        at += row.len();
+        line += 1;
+    }
+    if cuts.len() < 2 {
+        return None;
+    }
+    let ends = cuts.iter().skip(1).map(|c| c.0).chain([text.len()]);
+    Some(
+        cuts.iter()
+            .zip(ends)
+            .map(|(&(from, first_line), to)| DocumentSpan {
+                bytes: from..to,
+                first_line,
+            })
+            .collect(),
+    )
 }
 
 fn each_document_from(
@@ -271,7 +358,7 @@ fn each_document_from(
     text: &str,
     first_line: usize,
     mut each: impl FnMut(Document),
-) -> Result<(), SyntaxError> {
+) -> Result<Counted, SyntaxError> {
     let mut builder = Builder {
         stack: Vec::new(),
         current: None,
@@ -312,7 +399,11 @@ fn each_document_from(
             start = None;
         }
     }
-    Ok(())
+    Ok(Counted {
+        documents: builder.documents,
+        nodes: builder.nodes,
+        expanded: builder.expanded,
+    })
 }
 
 fn scan_error(e: ScanError, lines_before: usize) -> SyntaxError {
@@ -347,13 +438,19 @@ pub const NODE_BUDGET: usize = 3_000_000;
 
 enum Open {
     Sequence(Node, usize),
-    Mapping(Node, Option<Node>, usize, KeyHashes),
+    Mapping(Node, Option<Node>, usize, Option<KeyHashes>),
 }
 
-/// The hashes of a mapping's string keys so far. A new key is compared only with
-/// the keys whose hash it shares: comparing it with every key before it cost 25 s
-/// for a mapping of 100 000 keys. Hashes, not the keys, so no key is copied.
+/// The hashes of a mapping's string keys so far, once it holds [`LINEAR_KEYS`]. A new
+/// key is compared only with the keys whose hash it shares: comparing it with every
+/// key before it cost 25 s for a mapping of 100 000 keys. Hashes, not the keys, so no
+/// key is copied.
 type KeyHashes = HashSet<u64>;
+
+/// Up to this many keys, a new key is compared with each key before it instead: a
+/// manifest's mappings hold a few keys each, and hashing every key (and allocating a
+/// set per mapping) was 1.3 % of `validate`'s CPU (perf, 10 000 jobs).
+const LINEAR_KEYS: usize = 16;
 
 struct Builder {
     stack: Vec<Open>,
@@ -429,7 +526,7 @@ impl Builder {
                 blank(NodeKind::Mapping(Vec::new())),
                 None,
                 anchor,
-                KeyHashes::new(),
+                None,
             )),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(open) = self.stack.pop() {
@@ -499,8 +596,7 @@ impl Builder {
                 Some(key) => {
                     if let NodeKind::Mapping(entries) = &mut map.kind {
                         if let Some(name) = key.as_str()
-                            && !key_hashes.insert(self.key_hasher.hash_one(name))
-                            && entries.iter().any(|(k, _)| k.as_str() == Some(name))
+                            && written_before(entries, key_hashes, &self.key_hasher, name)
                         {
                             return Err(SyntaxError {
                                 line: key.line,
@@ -516,6 +612,25 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// Whether `entries` hold a string key `name`, looked for as [`KeyHashes`] and
+/// [`LINEAR_KEYS`] say.
+fn written_before(
+    entries: &[(Node, Node)],
+    hashes: &mut Option<KeyHashes>,
+    hasher: &RandomState,
+    name: &str,
+) -> bool {
+    let written = |name| entries.iter().any(|(k, _)| k.as_str() == Some(name));
+    if entries.len() < LINEAR_KEYS {
+        return written(name);
+    }
+    let hashes = hashes.get_or_insert_with(|| {
+        let keys = entries.iter().filter_map(|(k, _)| k.as_str());
+        keys.map(|k| hasher.hash_one(k)).collect()
+    });
+    !hashes.insert(hasher.hash_one(name)) && written(name)
 }
 
 #[cfg(test)]
@@ -552,6 +667,54 @@ mod tests {
                 );
                 assert_eq!(one.span.as_ref(), Some(&span), "{text:?}");
             }
+        }
+    }
+
+    /// Read piece by piece, a file is the documents, spans and counts it is read
+    /// whole, wherever it is cut.
+    #[test]
+    fn a_file_read_in_pieces_is_the_file_read_whole() {
+        let texts = [
+            "a: 1\n---\nspec:\n  env:\n    X: y\n  list: [p, q]\n",
+            "# lead\n  a: {b: c}\n--- # marker comment\nx: |\n  text\n\n...\n# between\n---\n- 1\n- [2, 3]\n",
+            "---\n---\nk: v\n---\n\n---\nlast: one",
+            "k: &a [1, 2]\nl: *a\n---\nm: {n: \"--- not a marker\"}\n---\t\nx: 1\n--- |\ntop\n---\ny: 2\n",
+            "---\na: 1\n# trailing\n\n---\nb: 2\n...\n---\nc: 3\n",
+        ];
+        let file: Arc<str> = Arc::from("t.yaml");
+        for text in texts {
+            let mut whole = Vec::new();
+            let counted = each_document_from(&file, text, 1, |d| whole.push(d)).unwrap();
+            for size in [1, 8, 20] {
+                let Some(pieces) = pieces(text, size) else {
+                    continue;
+                };
+                let mut docs = Vec::new();
+                let mut sum = Counted::default();
+                for piece in &pieces {
+                    sum = sum + each_document_at(&file, text, piece, |d| docs.push(d)).unwrap();
+                }
+                assert_eq!(format!("{docs:?}"), format!("{whole:?}"), "{text:?} {size}");
+                assert_eq!(sum, counted, "{text:?} {size}");
+            }
+        }
+        assert!(pieces("%YAML 1.2\n---\na: 1\n---\nb: 2\n", 1).is_none());
+        assert!(pieces("a: 1\r\n---\r\nb: 2\r\n", 1).is_none());
+        assert_eq!(pieces("a: 1\n---\nb: 2\n", 1).map(|p| p.len()), Some(2));
+        assert!(pieces("a: 1\n---x\nb: 2\n", 1).is_none());
+    }
+
+    /// A marker inside a quoted or flow scalar fails the piece that holds the
+    /// scalar's start, so a caller reads the file whole.
+    #[test]
+    fn a_piece_cut_inside_a_scalar_fails() {
+        let file: Arc<str> = Arc::from("t.yaml");
+        for text in ["a: \"x\n---\ny\"\n", "a: [x,\n---\n]\n", "a: 'x\n---\n'\n"] {
+            let pieces = pieces(text, 1).unwrap();
+            let failed = pieces
+                .iter()
+                .any(|p| each_document_at(&file, text, p, |_| {}).is_err());
+            assert!(failed, "{text:?}");
         }
     }
 
@@ -608,6 +771,28 @@ mod tests {
         assert_eq!(e.kind, SyntaxErrorKind::DuplicateKey);
         assert_eq!((e.line, e.column), (2_002, 3));
         assert_eq!(e.message, "duplicate key `k1234`");
+    }
+
+    /// Below, at and past [`LINEAR_KEYS`] alike: a duplicate of any earlier key is
+    /// found where it is written, and distinct keys are none.
+    #[test]
+    fn duplicates_are_found_whatever_the_size_of_the_mapping() {
+        for keys in 1..2 * LINEAR_KEYS + 2 {
+            let mut text = String::new();
+            for i in 0..keys {
+                text.push_str(&format!("k{i}: v\n[x]: y{i}\n"));
+            }
+            assert!(parse(&text).is_ok(), "{keys} keys");
+            for again in 0..keys {
+                let e = parse(&format!("{text}k{again}: w\n")).unwrap_err();
+                assert_eq!(e.kind, SyntaxErrorKind::DuplicateKey);
+                assert_eq!(
+                    (e.line, e.column),
+                    (2 * keys + 1, 1),
+                    "{keys} keys, k{again}"
+                );
+            }
+        }
     }
 
     #[test]

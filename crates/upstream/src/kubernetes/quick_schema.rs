@@ -97,7 +97,7 @@ impl<'s> Walk<'s> {
         let target = reference
             .as_str()
             .and_then(|r| r.strip_prefix('#'))
-            .and_then(|pointer| self.root.pointer(pointer))?;
+            .and_then(|pointer| resolve(self.root, pointer))?;
         self.node(target, instance, depth + 1)
     }
 
@@ -324,6 +324,28 @@ impl<'s> Walk<'s> {
     }
 }
 
+/// `root.pointer(pointer)` without its copies: serde_json unescapes every token of a
+/// pointer into two new strings, which was half of the walk's time (7 % of `validate`'s
+/// CPU, perf, 10 000 jobs), since every `$ref` of a pod template resolves again for each
+/// job. A pointer with an escape (`~`) or one through an array takes serde_json's way.
+fn resolve<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
+    let Some(tokens) = pointer.strip_prefix('/') else {
+        return root.pointer(pointer);
+    };
+    if tokens.contains('~') {
+        return root.pointer(pointer);
+    }
+    let mut target = root;
+    for token in tokens.split('/') {
+        target = match target {
+            Value::Object(map) => map.get(token)?,
+            Value::Array(_) => return root.pointer(pointer),
+            _ => return None,
+        };
+    }
+    Some(target)
+}
+
 fn has_type(name: &str, instance: &Value) -> Verdict {
     Some(match name {
         "object" => instance.is_object(),
@@ -502,6 +524,39 @@ pub fn assert_fresh(crate_root: &str, path: &str, embedded: &str, generated: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_resolve_as_serde_json_resolves_them() {
+        let root = serde_json::json!({
+            "definitions": {"a": {"type": "string"}, "b/c": 1, "d~e": 2, "": {"f": 3}},
+            "list": [{"g": 4}, 5],
+        });
+        for pointer in [
+            "",
+            "/",
+            "/definitions",
+            "/definitions/a",
+            "/definitions/a/type",
+            "/definitions/missing",
+            "/definitions/b~1c",
+            "/definitions/d~0e",
+            "/definitions/",
+            "/definitions//f",
+            "/list/0/g",
+            "/list/1",
+            "/list/01",
+            "/list/2",
+            "/definitions/a/type/deeper",
+            "definitions",
+            "#/definitions",
+        ] {
+            assert_eq!(
+                resolve(&root, pointer),
+                root.pointer(pointer),
+                "{pointer:?}"
+            );
+        }
+    }
 
     #[test]
     fn only_patterns_every_engine_reads_alike_skip_jsonschema() {
