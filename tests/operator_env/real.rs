@@ -29,7 +29,7 @@ const WEBHOOK_CONFIGURATION: &str = "validator.training-operator.kubeflow.org";
 /// `kubeflow` namespace, MY_POD_NAMESPACE), for PyTorchJobs only, with the webhook
 /// pair `up` made in its Secret, and registers its PyTorchJob webhook (the entry of
 /// manifests/base/webhook/manifests.yaml, v1.9.4) at 127.0.0.1.
-fn start(cluster: &Cluster) -> Controller<'_> {
+fn start<'a>(cluster: &'a Cluster, gang: Option<&str>) -> Controller<'a> {
     let dir = cluster.dir();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
     cluster.namespaces(["kubeflow"]);
@@ -55,6 +55,7 @@ fn start(cluster: &Cluster) -> Controller<'_> {
         Path::new(&binary),
         &[
             "--enable-scheme=pytorchjob".to_owned(),
+            format!("--gang-scheduler-name={}", gang.unwrap_or_default()),
             "--metrics-bind-address=0".to_owned(),
             format!("--health-probe-bind-address=127.0.0.1:{HEALTH_PORT}"),
             format!("--webhook-server-port={WEBHOOK_PORT}"),
@@ -153,9 +154,8 @@ fn take_operator_init_container(pod: &mut Value, role: &str, has_master: bool) {
     );
 }
 
-/// Creates `job` on the cluster (admitting it as Kueue would when it is suspended)
-/// and returns the `count` pods the operator makes of it.
-fn run(cluster: &Cluster, job: &Value, count: usize) -> Vec<Value> {
+/// Creates `job` on the cluster, admitting it as Kueue would when it is suspended.
+fn create_admitted(cluster: &Cluster, job: &Value) {
     let name = job["metadata"]["name"].as_str().unwrap();
     let namespace = job["metadata"]["namespace"].as_str().unwrap_or("default");
     cluster.ok(&["create", "-f", "-"], Some(&job.to_string()));
@@ -175,6 +175,14 @@ fn run(cluster: &Cluster, job: &Value, count: usize) -> Vec<Value> {
             None,
         );
     }
+}
+
+/// Creates `job` on the cluster (admitting it as Kueue would when it is suspended)
+/// and returns the `count` pods the operator makes of it.
+fn run(cluster: &Cluster, job: &Value, count: usize) -> Vec<Value> {
+    create_admitted(cluster, job);
+    let name = job["metadata"]["name"].as_str().unwrap();
+    let namespace = job["metadata"]["namespace"].as_str().unwrap_or("default");
     let selector = format!("training.kubeflow.org/job-name={name}");
     let mut pods = Vec::new();
     let log = cluster.dir().join("training-operator.log");
@@ -246,20 +254,9 @@ fn pytorch_container(pod: &Value) -> &Value {
         .expect("a pytorch container")
 }
 
-#[test]
-fn the_real_operator_makes_the_pods_the_transcription_predicts() {
-    let Some(cluster) = Cluster::get("the training operator against the transcription") else {
-        return;
-    };
-    cluster.install_crds(&[root().join("tests/upstream/crds/pytorchjob-v1.9.0.yaml")]);
-    let jobs: Vec<Golden> = golden_objects()
-        .into_iter()
-        .filter(written_for_1_9)
-        .collect();
-    let namespaces: BTreeSet<&str> = jobs.iter().filter_map(Golden::namespace).collect();
-    cluster.namespaces(namespaces);
-    // The cluster's own objects the pods name: the Priority admission plugin refuses
-    // a pod whose PriorityClass does not exist.
+/// Creates the PriorityClasses `jobs` name: the cluster's own objects, which the
+/// Priority admission plugin requires of a pod that names one.
+fn priority_classes(cluster: &Cluster, jobs: &[Golden]) {
     let classes: BTreeSet<&str> = jobs
         .iter()
         .flat_map(|job| {
@@ -278,7 +275,101 @@ fn the_real_operator_makes_the_pods_the_transcription_predicts() {
             Some(&doc.to_string()),
         );
     }
-    let _operator = start(&cluster);
+}
+
+/// The golden PyTorchJobs the 1.9 operator runs, their namespaces created.
+fn jobs_for_1_9(cluster: &Cluster) -> Vec<Golden> {
+    let jobs: Vec<Golden> = golden_objects()
+        .into_iter()
+        .filter(written_for_1_9)
+        .collect();
+    let namespaces: BTreeSet<&str> = jobs.iter().filter_map(Golden::namespace).collect();
+    cluster.namespaces(namespaces);
+    priority_classes(cluster, &jobs);
+    jobs
+}
+
+/// Issue 26 against the operator itself: with Volcano gang scheduling on, the PodGroup
+/// the real operator makes of each golden PyTorchJob has the members, queue and
+/// priority class the transcription ([`crate::gang::pod_group`]) says, which is what
+/// Volcano orders and preempts jobs by.
+#[test]
+fn the_real_operator_makes_the_podgroups_the_transcription_predicts() {
+    let Some(cluster) = Cluster::get("the operator's PodGroups against the transcription") else {
+        return;
+    };
+    cluster.install_crds(&[
+        root().join("tests/upstream/crds/pytorchjob-v1.9.0.yaml"),
+        root().join("tests/upstream/crds/volcano-podgroups-v1.15.1.yaml"),
+    ]);
+    let jobs = jobs_for_1_9(&cluster);
+    let _operator = start(&cluster, Some("volcano"));
+    let mut priorities = BTreeSet::new();
+    for job in &jobs {
+        create_admitted(&cluster, &job.doc);
+        let name = job.doc["metadata"]["name"].as_str().unwrap();
+        let namespace = job.namespace().unwrap_or("default");
+        // The operator makes the PodGroup first and the pods only once Volcano has
+        // taken it up (no Volcano runs here), so the PodGroup is what there is to read.
+        let get = [
+            "get",
+            "podgroups.scheduling.volcano.sh",
+            name,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        ];
+        cluster.wait_for(&format!("the PodGroup of {}", job.id()), || {
+            cluster.kubectl(&get, None).0
+        });
+        let group: Value = serde_json::from_str(&cluster.ok(&get, None)).unwrap();
+        let want = crate::gang::pod_group(&job.doc);
+        let spec = &group["spec"];
+        assert_eq!(
+            spec["minMember"].as_u64(),
+            Some(want.min_member),
+            "{}",
+            job.file
+        );
+        assert_eq!(
+            spec["queue"].as_str(),
+            Some(want.queue.as_str()),
+            "{}",
+            job.file
+        );
+        assert_eq!(
+            spec["priorityClassName"].as_str().unwrap_or_default(),
+            want.priority_class_name,
+            "{}",
+            job.file
+        );
+        priorities.insert(want.priority_class_name);
+        remove(&cluster, &job.doc);
+        cluster.ok(
+            &[
+                "delete",
+                "podgroups.scheduling.volcano.sh",
+                name,
+                "-n",
+                namespace,
+            ],
+            None,
+        );
+    }
+    // pool-defaults' two priority classes, and jobs without one.
+    assert!(priorities.len() >= 3, "{priorities:?}");
+}
+
+#[test]
+fn the_real_operator_makes_the_pods_the_transcription_predicts() {
+    let Some(cluster) = Cluster::get("the training operator against the transcription") else {
+        return;
+    };
+    cluster.install_crds(&[root().join("tests/upstream/crds/pytorchjob-v1.9.0.yaml")]);
+    let jobs = jobs_for_1_9(&cluster);
+    priority_classes(&cluster, &jobs);
+    let _operator = start(&cluster, None);
 
     let mut pods_compared = 0;
     let mut worlds = 0;
