@@ -32,6 +32,11 @@
 //! there adding items changes what the list means (node selector terms are ORed, a
 //! command is a sequence); where that drops items the pod had, a warning names them
 //! (RDG164).
+//!
+//! And a third, in order (`ListOrder::AddedLast`): in a list merged by name the
+//! overlay's new items follow the pod's, where the API server would put them first,
+//! so a sidecar never takes the training container's place as the first container
+//! (`kubectl logs` and `exec` pick it).
 
 mod judge;
 
@@ -40,7 +45,7 @@ use serde_json::Value;
 use crate::diagnostics::{Rule, Severity};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, unsupported_directives};
-use crate::kubernetes::strategic_merge;
+use crate::kubernetes::{ListOrder, strategic_merge};
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::{Origin, Sourced};
 use crate::plan::pod_parts::{same_capability, training};
@@ -96,7 +101,7 @@ pub(super) fn apply(
         "merged last, strategic merge (containers, env, volumes and mounts by name); tolerations and the training container's envFrom and capabilities.add are added to, not replaced",
     );
     let patch = with_unions(&overlay.value, template, ctx.target.training_container());
-    strategic_merge(template, &patch, POD_TEMPLATE_SPEC);
+    strategic_merge(template, &patch, POD_TEMPLATE_SPEC, ListOrder::AddedLast);
 }
 
 /// `overlay` with the lists rdmagen adds to rather than replaces (see the module
@@ -178,6 +183,7 @@ mod tests {
             &mut merged,
             &with_unions(&overlay, &pod, "pytorch"),
             POD_TEMPLATE_SPEC,
+            ListOrder::AddedLast,
         );
         let caps = |pod: &Value, i: usize| {
             pod["spec"]["containers"][i]["securityContext"]["capabilities"]["add"].clone()
@@ -186,7 +192,12 @@ mod tests {
         // Other containers keep Kubernetes' semantics: the atomic list is replaced.
         assert_eq!(caps(&merged, 1), json!(["NET_RAW"]));
         let mut plain = pod;
-        strategic_merge(&mut plain, &overlay, POD_TEMPLATE_SPEC);
+        strategic_merge(
+            &mut plain,
+            &overlay,
+            POD_TEMPLATE_SPEC,
+            ListOrder::AddedLast,
+        );
         assert_eq!(caps(&plain, 0), json!(["SYS_PTRACE", "ipc_lock"]));
     }
 
@@ -211,6 +222,7 @@ mod tests {
             &mut merged,
             &with_unions(&overlay, &pod, "pytorch"),
             POD_TEMPLATE_SPEC,
+            ListOrder::AddedLast,
         );
         // The pod's first, then the overlay's new ones; an identical item (whatever the
         // order of its keys) once.

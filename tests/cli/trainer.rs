@@ -166,11 +166,18 @@ fn a_trainjob_gives_its_pods_what_the_same_job_gets_as_a_pytorchjob() {
             made["spec"]["containers"][0]["name"] = "pytorch".into();
             let mut want = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"].clone();
             // Trainer appends a TrainJob's new variables after the runtime's
-            // (UpsertEnvVars); rdmagen sorts a PyTorchJob's. Same variables, same values.
+            // (UpsertEnvVars) and puts the mounts and volumes its patch adds before the
+            // runtime's (the API server's merge order); rdmagen sorts a PyTorchJob's
+            // variables and writes /dev/shm first. Same items, same values.
             for pod in [&mut made, &mut want] {
-                if let Some(env) = pod["spec"]["containers"][0]["env"].as_array_mut() {
-                    env.sort_by_key(|e| e["name"].as_str().unwrap_or_default().to_owned());
-                }
+                let by_name = |list: &mut Value| {
+                    if let Some(items) = list.as_array_mut() {
+                        items.sort_by_key(|e| e["name"].as_str().unwrap_or_default().to_owned());
+                    }
+                };
+                by_name(&mut pod["spec"]["containers"][0]["env"]);
+                by_name(&mut pod["spec"]["containers"][0]["volumeMounts"]);
+                by_name(&mut pod["spec"]["volumes"]);
             }
             assert_eq!(made, want, "{example}/{name}");
             compared += 1;

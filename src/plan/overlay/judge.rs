@@ -10,7 +10,7 @@ use crate::diagnostics::escape::{cut, printable};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 use crate::kubernetes::merge::{PATCH_DIRECTIVE, Step, replaced_lists};
 use crate::kubernetes::quantity;
-use crate::kubernetes::strategic_merge;
+use crate::kubernetes::{ListOrder, strategic_merge};
 use crate::plan::ctx::Ctx;
 use crate::plan::defaults::Origin;
 use crate::plan::pod_parts::{SHM_VOLUME, VOLCANO_QUEUE, same_capability, training};
@@ -287,7 +287,12 @@ pub(super) fn judge(owned: &Owned, overlay: &Value, whose: &str) -> Vec<Verdict>
         verdicts: Vec::new(),
     };
     let mut merged = owned.built.clone();
-    strategic_merge(&mut merged, overlay, POD_TEMPLATE_SPEC);
+    strategic_merge(
+        &mut merged,
+        overlay,
+        POD_TEMPLATE_SPEC,
+        ListOrder::AddedLast,
+    );
     pod_fields(&mut judge, overlay);
     queue(&mut judge, overlay);
     networks(&mut judge, overlay);

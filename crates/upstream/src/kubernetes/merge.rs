@@ -93,13 +93,27 @@ fn list_strategy(schema: &Value) -> (bool, Option<&str>) {
     (merges, key)
 }
 
-/// Merge `patch` into `base`, both instances of the definition `definition`.
-pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str) {
+/// Where the items of a list merged by key end up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListOrder {
+    /// As the API server orders them (`in_patch_order`): what the patch names in the
+    /// patch's order, an item the patch adds before the items it does not name. What
+    /// Kubeflow Trainer's controller and `kubectl patch --type strategic` give.
+    AsTheApiServer,
+    /// The base's items where they were, then the patch's new ones in its order: what
+    /// rdmagen's own podTemplate overlays use, so the training container stays first
+    /// (`kubectl logs` and `exec` pick the first) and an added variable comes last.
+    AddedLast,
+}
+
+/// Merge `patch` into `base`, both instances of the definition `definition`, with
+/// merged lists in `order`.
+pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str, order: ListOrder) {
     let schema = MERGE_DEFINITIONS
         .get(definition)
         .cloned()
         .unwrap_or(Value::Null);
-    merge_value(base, patch, &schema);
+    merge_value(base, patch, &schema, order);
 }
 
 /// The schema `schema` stands for, following one `$ref`.
@@ -110,16 +124,21 @@ fn resolve(schema: &Value) -> &Value {
     }
 }
 
-fn merge_value(base: &mut Value, patch: &Value, schema: &Value) {
+fn merge_value(base: &mut Value, patch: &Value, schema: &Value, order: ListOrder) {
     let schema = resolve(schema);
     match (base, patch) {
-        (Value::Object(base), Value::Object(patch)) => merge_object(base, patch, schema),
-        (base, Value::Array(items)) if base.is_array() => merge_list(base, items, schema),
+        (Value::Object(base), Value::Object(patch)) => merge_object(base, patch, schema, order),
+        (base, Value::Array(items)) if base.is_array() => merge_list(base, items, schema, order),
         (base, patch) => *base = without_directives(patch),
     }
 }
 
-fn merge_object(base: &mut Map<String, Value>, patch: &Map<String, Value>, schema: &Value) {
+fn merge_object(
+    base: &mut Map<String, Value>,
+    patch: &Map<String, Value>,
+    schema: &Value,
+    order: ListOrder,
+) {
     for (key, value) in patch {
         if key == PATCH_DIRECTIVE {
             continue;
@@ -130,7 +149,7 @@ fn merge_object(base: &mut Map<String, Value>, patch: &Map<String, Value>, schem
         }
         let field = field_schema(schema, key);
         match base.get_mut(key) {
-            Some(existing) => merge_value(existing, value, &field),
+            Some(existing) => merge_value(existing, value, &field, order),
             None => {
                 base.insert(key.clone(), without_directives(value));
             }
@@ -148,13 +167,17 @@ fn field_schema(schema: &Value, key: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
+fn merge_list(base: &mut Value, items: &[Value], schema: &Value, order: ListOrder) {
     let (merges, key) = list_strategy(schema);
     let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
     let Value::Array(list) = base else {
         return;
     };
-    let original = list.clone();
+    // Only the API server's order looks back at the list before the merge.
+    let original = match order {
+        ListOrder::AsTheApiServer => list.clone(),
+        ListOrder::AddedLast => Vec::new(),
+    };
     match (merges, key) {
         (true, Some(key)) => {
             for item in items {
@@ -166,12 +189,14 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
                         list.remove(i);
                     }
                     (None, true) => {}
-                    (Some(i), false) => merge_value(&mut list[i], item, &item_schema),
+                    (Some(i), false) => merge_value(&mut list[i], item, &item_schema, order),
                     (None, false) => list.push(without_directives(item)),
                 }
             }
-            let id = |v: &Value| v.get(key).cloned();
-            *list = in_patch_order(std::mem::take(list), &original, items, id);
+            if order == ListOrder::AsTheApiServer {
+                let id = |v: &Value| v.get(key).cloned();
+                *list = in_patch_order(std::mem::take(list), &original, items, id);
+            }
         }
         (true, None) => {
             for item in items {
@@ -179,7 +204,10 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value) {
                     list.push(item.clone());
                 }
             }
-            *list = in_patch_order(std::mem::take(list), &original, items, |v| Some(v.clone()));
+            if order == ListOrder::AsTheApiServer {
+                let id = |v: &Value| Some(v.clone());
+                *list = in_patch_order(std::mem::take(list), &original, items, id);
+            }
         }
         _ => *list = items.iter().map(without_directives).collect(),
     }
@@ -314,12 +342,22 @@ fn without_directives(value: &Value) -> Value {
 mod tests {
     use serde_json::json;
 
-    use super::{ReplacedList, Step, replaced_lists, strategic_merge, unsupported_directives};
+    use super::{
+        ListOrder, ReplacedList, Step, replaced_lists, strategic_merge, unsupported_directives,
+    };
     use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
 
     fn merged(base: serde_json::Value, patch: serde_json::Value) -> serde_json::Value {
+        merged_in(ListOrder::AsTheApiServer, base, patch)
+    }
+
+    fn merged_in(
+        order: ListOrder,
+        base: serde_json::Value,
+        patch: serde_json::Value,
+    ) -> serde_json::Value {
         let mut base = base;
-        strategic_merge(&mut base, &patch, POD_TEMPLATE_SPEC);
+        strategic_merge(&mut base, &patch, POD_TEMPLATE_SPEC, order);
         base
     }
 
@@ -353,9 +391,10 @@ mod tests {
 
     /// The order of apimachinery's mergeSortedSlice: items the patch names keep the
     /// patch's order, the others the original's, and where both were in the original
-    /// the original decides between them.
+    /// the original decides between them. Added last, the base keeps its order and the
+    /// patch's new items follow it.
     #[test]
-    fn a_merged_list_is_in_the_api_servers_order() {
+    fn a_merged_list_is_in_the_order_asked_for() {
         let env = |names: &[&str]| {
             json!({"spec": {"containers": [{"name": "c", "env":
                 names.iter().map(|n| json!({"name": n, "value": "v"})).collect::<Vec<_>>()}]}})
@@ -368,18 +407,54 @@ mod tests {
                 .map(|e| e["name"].as_str().unwrap().to_owned())
                 .collect()
         };
-        for (base, patch, want) in [
-            (vec!["A", "B", "C"], vec!["B"], vec!["A", "B", "C"]),
-            (vec!["A", "B", "C"], vec!["C", "A"], vec!["B", "C", "A"]),
-            (vec!["A", "B"], vec!["X"], vec!["X", "A", "B"]),
-            (vec!["A", "B"], vec!["B", "X"], vec!["A", "B", "X"]),
-            (vec!["A", "B"], vec!["X", "B"], vec!["X", "A", "B"]),
+        for (base, patch, api_server, added_last) in [
+            (
+                vec!["A", "B", "C"],
+                vec!["B"],
+                vec!["A", "B", "C"],
+                vec!["A", "B", "C"],
+            ),
+            (
+                vec!["A", "B", "C"],
+                vec!["C", "A"],
+                vec!["B", "C", "A"],
+                vec!["A", "B", "C"],
+            ),
+            (
+                vec!["A", "B"],
+                vec!["X"],
+                vec!["X", "A", "B"],
+                vec!["A", "B", "X"],
+            ),
+            (
+                vec!["A", "B"],
+                vec!["B", "X"],
+                vec!["A", "B", "X"],
+                vec!["A", "B", "X"],
+            ),
+            (
+                vec!["A", "B"],
+                vec!["X", "B"],
+                vec!["X", "A", "B"],
+                vec!["A", "B", "X"],
+            ),
+            (
+                vec!["A"],
+                vec!["Y", "X"],
+                vec!["Y", "X", "A"],
+                vec!["A", "Y", "X"],
+            ),
         ] {
-            assert_eq!(
-                names(merged(env(&base), env(&patch))),
-                want,
-                "{base:?} + {patch:?}"
-            );
+            for (order, want) in [
+                (ListOrder::AsTheApiServer, api_server),
+                (ListOrder::AddedLast, added_last),
+            ] {
+                assert_eq!(
+                    names(merged_in(order, env(&base), env(&patch))),
+                    want,
+                    "{order:?}: {base:?} + {patch:?}"
+                );
+            }
         }
     }
 

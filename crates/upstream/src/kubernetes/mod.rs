@@ -16,4 +16,4 @@ pub mod quick_schema;
 pub mod sidecars;
 
 pub use definitions::KUBERNETES_VERSION;
-pub use merge::strategic_merge;
+pub use merge::{ListOrder, strategic_merge};

@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 use super::release::{Release, ResourcesPerNode};
 use super::{ANCESTOR_LABEL, NODE};
 use crate::kubernetes::definitions::POD_TEMPLATE_SPEC;
-use crate::kubernetes::strategic_merge;
+use crate::kubernetes::{ListOrder, strategic_merge};
 
 pub use super::release::PatchField;
 
@@ -147,7 +147,12 @@ pub fn effective_pod(
     let field = release.patch_field();
     for patch in pod_patches(train_job_spec) {
         if patch.field == field && patch.targets(job) {
-            strategic_merge(&mut pod, &patch.template(), POD_TEMPLATE_SPEC);
+            strategic_merge(
+                &mut pod,
+                &patch.template(),
+                POD_TEMPLATE_SPEC,
+                ListOrder::AsTheApiServer,
+            );
         }
     }
     let trainer = &train_job_spec["trainer"];
