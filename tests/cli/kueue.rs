@@ -1,22 +1,24 @@
 //! Kueue as it reads a rendered job (issue 26), transcribed from kubernetes-sigs/kueue
 //! at v0.19.2: the workload a PyTorchJob or TrainJob becomes (its pod sets and their
 //! topology requests) and whether Kueue's pod webhook would queue a pod on its own.
+//! The fast test; `tests/cli/control_plane/kueue.rs` runs the real Kueue v0.19.2 on the
+//! same golden jobs (and variants) and requires the pod sets predicted here.
 
 use serde_json::Value;
 
 use crate::support::{rdmagen, root, text, tree};
 
-const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-const REQUIRED: &str = "kueue.x-k8s.io/podset-required-topology";
-const PREFERRED: &str = "kueue.x-k8s.io/podset-preferred-topology";
+pub(crate) const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+pub(crate) const REQUIRED: &str = "kueue.x-k8s.io/podset-required-topology";
+pub(crate) const PREFERRED: &str = "kueue.x-k8s.io/podset-preferred-topology";
 
 /// A Kueue pod set: its name, pod count and topology request (required or preferred
 /// level), as the job integration builds it.
 #[derive(Debug, PartialEq)]
-struct PodSet {
-    name: String,
-    count: u64,
-    topology: Option<(&'static str, String)>,
+pub(crate) struct PodSet {
+    pub(crate) name: String,
+    pub(crate) count: u64,
+    pub(crate) topology: Option<(&'static str, String)>,
 }
 
 /// The queue a job object is in: its QueueLabel (constants.go:23).
@@ -37,7 +39,7 @@ fn topology(template: &Value) -> Option<(&'static str, String)> {
 /// set per replica type, in the order Master, Worker (a type the job lacks is skipped by
 /// the job's ReplicaSpecs), Count = replicas, defaulting to 1 (podsCount, :234-236), the
 /// topology request from the replica's template.
-fn pytorchjob_pod_sets(job: &Value) -> Vec<PodSet> {
+pub(crate) fn pytorchjob_pod_sets(job: &Value) -> Vec<PodSet> {
     let specs = &job["spec"]["pytorchReplicaSpecs"];
     ["Master", "Worker"]
         .into_iter()
@@ -53,7 +55,7 @@ fn pytorchjob_pod_sets(job: &Value) -> Vec<PodSet> {
 /// trainjob_controller.go:146-240 and jobset_controller.go:115-128: one pod set per
 /// replicated job of the JobSet the runtime builds, its template the replicated job's
 /// pod template; the torch runtime's `node` job runs numNodes pods.
-fn trainjob_pod_sets(train_job: &Value, runtime: &Value) -> Vec<PodSet> {
+pub(crate) fn trainjob_pod_sets(train_job: &Value, runtime: &Value) -> Vec<PodSet> {
     runtime["spec"]["template"]["spec"]["replicatedJobs"]
         .as_array()
         .unwrap()

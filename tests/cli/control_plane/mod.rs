@@ -3,14 +3,69 @@
 //! written for. An unknown field, a pruned one, a failed CEL rule or a value the
 //! server would change fails the test.
 
+mod kueue;
 mod trainer;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Golden, golden_objects, lost, root};
+use crate::cluster::{Cluster, Controller, Golden, golden_objects, lost, root};
+
+pub(super) fn binary(var: &str) -> PathBuf {
+    std::env::var_os(var)
+        .unwrap_or_else(|| panic!("{var} names a binary .ci/controlplane/up built"))
+        .into()
+}
+
+pub(super) fn upstream(file: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os("RDMAGEN_CONTROL_PLANE_UPSTREAM").unwrap()).join(file)
+}
+
+/// A controller's configuration file, written beside the logs.
+pub(super) fn config(cluster: &Cluster, name: &str, config: &Value) -> String {
+    let path = cluster.dir().join(format!("{name}.config.json"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// Registers for `controller` the webhook configurations of `manifest` (a component's own
+/// `webhook/manifests.yaml`) for this controller: each webhook's service
+/// reference becomes `https://127.0.0.1:<port><path>` with `up`'s CA, and each
+/// configuration is renamed `<prefix>-<name>` so that two components' do not meet. Only
+/// the webhooks whose path `keep` accepts are registered: a component serves none for
+/// what a test leaves off.
+pub(super) fn register_webhooks(
+    cluster: &Cluster,
+    controller: &mut Controller<'_>,
+    manifest: &Path,
+    prefix: &str,
+    port: u16,
+    keep: impl Fn(&str) -> bool,
+) {
+    use base64::Engine;
+    let ca = std::fs::read(cluster.dir().join("webhook-ca.crt")).unwrap();
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca);
+    let text = std::fs::read_to_string(manifest).unwrap();
+    for mut doc in rdmagen::verify::parse(&text).unwrap() {
+        let name = format!("{prefix}-{}", doc["metadata"]["name"].as_str().unwrap());
+        doc["metadata"] = serde_json::json!({"name": name});
+        let hooks = doc["webhooks"].as_array_mut().unwrap();
+        hooks.retain(|hook| keep(hook["clientConfig"]["service"]["path"].as_str().unwrap()));
+        if hooks.is_empty() {
+            continue;
+        }
+        for hook in hooks {
+            let path = hook["clientConfig"]["service"]["path"].as_str().unwrap();
+            hook["clientConfig"] = serde_json::json!({
+                "url": format!("https://127.0.0.1:{port}{path}"),
+                "caBundle": ca,
+            });
+        }
+        controller.register(&doc);
+    }
+}
 
 /// A release whose CRDs the server serves while the objects written for it are judged.
 struct Release {

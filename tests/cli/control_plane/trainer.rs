@@ -15,6 +15,7 @@ use rdmagen::kubeflow::trainer::release::Release;
 use rdmagen::version::Version;
 use serde_json::{Value, json};
 
+use super::{binary, config, register_webhooks, upstream};
 use crate::cluster::{
     Cluster, Controller, Golden, golden_objects, lost, root, take_default_tolerations,
 };
@@ -23,52 +24,6 @@ const JOBSET_WEBHOOK_PORT: u16 = 26447;
 const JOBSET_HEALTH_PORT: u16 = 26448;
 const TRAINER_WEBHOOK_PORT: u16 = 26449;
 const TRAINER_HEALTH_PORT: u16 = 26450;
-
-fn binary(var: &str) -> PathBuf {
-    std::env::var_os(var)
-        .unwrap_or_else(|| panic!("{var} names a binary .ci/controlplane/up built"))
-        .into()
-}
-
-fn upstream(file: &str) -> PathBuf {
-    PathBuf::from(std::env::var_os("RDMAGEN_CONTROL_PLANE_UPSTREAM").unwrap()).join(file)
-}
-
-/// A controller's configuration file, written beside the logs.
-fn config(cluster: &Cluster, name: &str, config: &Value) -> String {
-    let path = cluster.dir().join(format!("{name}.config.json"));
-    std::fs::write(&path, config.to_string()).unwrap();
-    path.display().to_string()
-}
-
-/// Registers for `controller` the webhook configurations of `manifest` (a component's own
-/// `webhook/manifests.yaml`) for this controller: each webhook's service
-/// reference becomes `https://127.0.0.1:<port><path>` with `up`'s CA, and each
-/// configuration is renamed `<prefix>-<name>` so that two components' do not meet.
-fn register_webhooks(
-    cluster: &Cluster,
-    controller: &mut Controller<'_>,
-    manifest: &Path,
-    prefix: &str,
-    port: u16,
-) {
-    use base64::Engine;
-    let ca = std::fs::read(cluster.dir().join("webhook-ca.crt")).unwrap();
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca);
-    let text = std::fs::read_to_string(manifest).unwrap();
-    for mut doc in rdmagen::verify::parse(&text).unwrap() {
-        let name = format!("{prefix}-{}", doc["metadata"]["name"].as_str().unwrap());
-        doc["metadata"] = serde_json::json!({"name": name});
-        for hook in doc["webhooks"].as_array_mut().unwrap() {
-            let path = hook["clientConfig"]["service"]["path"].as_str().unwrap();
-            hook["clientConfig"] = serde_json::json!({
-                "url": format!("https://127.0.0.1:{port}{path}"),
-                "caBundle": ca,
-            });
-        }
-        controller.register(&doc);
-    }
-}
 
 /// kube-controller-manager with the Job controller alone: JobSet's Jobs become pods.
 fn job_controller(cluster: &Cluster) -> Controller<'_> {
@@ -118,6 +73,7 @@ fn jobset(cluster: &Cluster) -> Controller<'_> {
         &upstream("jobset-v0.12-webhooks.yaml"),
         "jobset",
         JOBSET_WEBHOOK_PORT,
+        |_| true,
     );
     controller
 }
@@ -157,6 +113,7 @@ fn trainer(cluster: &Cluster) -> Controller<'_> {
         &upstream("trainer-v2.3-webhooks.yaml"),
         "trainer",
         TRAINER_WEBHOOK_PORT,
+        |_| true,
     );
     controller
 }
@@ -237,7 +194,7 @@ fn take_completion_index(pod: &mut Value, effective: &Value) {
 }
 
 /// The runtime a TrainJob names, among the golden objects.
-fn runtime_of<'a>(objects: &'a [Golden], job: &Golden) -> &'a Golden {
+pub(super) fn runtime_of<'a>(objects: &'a [Golden], job: &Golden) -> &'a Golden {
     let reference = &job.doc["spec"]["runtimeRef"];
     let kind = reference["kind"]
         .as_str()
@@ -253,8 +210,8 @@ fn runtime_of<'a>(objects: &'a [Golden], job: &Golden) -> &'a Golden {
 }
 
 /// The node pods the TrainJob needs: its numNodes, or its runtime's.
-fn nodes(job: &Golden, runtime: &Golden) -> usize {
-    let n = job.doc["spec"]["trainer"]["numNodes"]
+fn nodes(job: &Value, runtime: &Golden) -> usize {
+    let n = job["spec"]["trainer"]["numNodes"]
         .as_u64()
         .or_else(|| runtime.doc["spec"]["mlPolicy"]["numNodes"].as_u64())
         .unwrap_or(1);
@@ -298,6 +255,81 @@ fn remove(cluster: &Cluster, name: &str, namespace: &str) {
     );
 }
 
+/// The pod the model says Trainer makes of `job` on `runtime`: the runtime's `node`
+/// job's template with the TrainJob merged in.
+fn effective_pod_of(job: &Golden, runtime: &Golden, release: Release) -> Value {
+    let (_, node) = rdmagen::kubeflow::trainer::effective::trainer_job(&runtime.doc)
+        .or_else(|| {
+            rdmagen::kubeflow::trainer::effective::items(
+                &runtime.doc["spec"]["template"]["spec"]["replicatedJobs"],
+            )
+            .find(|(_, j)| j["name"] == "node")
+        })
+        .unwrap();
+    let template = &node["template"]["spec"]["template"];
+    effective_pod("node", template, &job.doc["spec"], release)
+}
+
+/// Creates TrainJob `doc` on `runtime`, waits for the node pods Trainer, JobSet and the
+/// Job controller make of it, and returns each pod's name with the paths where it
+/// differs from `effective` once what those controllers add is checked and taken out.
+/// What it made is removed again.
+fn made_pods(
+    cluster: &Cluster,
+    doc: &Value,
+    runtime: &Golden,
+    effective: &Value,
+) -> Vec<(String, Vec<String>)> {
+    let name = doc["metadata"]["name"].as_str().unwrap();
+    let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
+    let id = format!("TrainJob {namespace}/{name}");
+    cluster.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&runtime.doc.to_string()),
+    );
+    remove(cluster, name, namespace);
+    cluster.ok(&["create", "-f", "-"], Some(&doc.to_string()));
+    let selector =
+        format!("jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node");
+    let want = nodes(doc, runtime);
+    let mut pods = Vec::new();
+    let logs = cluster.dir().display().to_string();
+    cluster.wait_for(
+        &format!("{want} node pods of {id} (logs in {logs})"),
+        || {
+            let out = cluster.ok(
+                &[
+                    "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
+                ],
+                None,
+            );
+            let list: Value = serde_json::from_str(&out).unwrap();
+            pods = list["items"].as_array().unwrap().clone();
+            pods.len() == want
+        },
+    );
+    let judged = pods
+        .iter_mut()
+        .map(|pod| {
+            let pod_name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+            take_default_tolerations(pod, effective);
+            take_torch_plugin_additions(pod, effective);
+            take_completion_index(pod, effective);
+            let mut changed = Vec::new();
+            lost(&effective["spec"], &pod["spec"], "/spec", &mut changed);
+            lost(
+                &effective["metadata"],
+                &pod["metadata"],
+                "/metadata",
+                &mut changed,
+            );
+            (pod_name, changed)
+        })
+        .collect();
+    remove(cluster, name, namespace);
+    judged
+}
+
 #[test]
 fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
     let Some(cluster) = Cluster::get("Kubeflow Trainer v2.3 against the effective pod") else {
@@ -336,58 +368,8 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
     let mut pods_compared = 0;
     for job in &jobs {
         let runtime = runtime_of(&objects, job);
-        let name = job.doc["metadata"]["name"].as_str().unwrap();
-        let namespace = job.namespace().unwrap_or("default");
-        cluster.ok(
-            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
-            Some(&runtime.doc.to_string()),
-        );
-        remove(&cluster, name, namespace);
-        cluster.ok(&["create", "-f", "-"], Some(&job.doc.to_string()));
-        let selector = format!(
-            "jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node"
-        );
-        let want = nodes(job, runtime);
-        let mut pods = Vec::new();
-        let logs = cluster.dir().display().to_string();
-        cluster.wait_for(
-            &format!("{want} node pods of {} (logs in {logs})", job.id()),
-            || {
-                let out = cluster.ok(
-                    &[
-                        "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
-                    ],
-                    None,
-                );
-                let list: Value = serde_json::from_str(&out).unwrap();
-                pods = list["items"].as_array().unwrap().clone();
-                pods.len() == want
-            },
-        );
-
-        let (_, node) = rdmagen::kubeflow::trainer::effective::trainer_job(&runtime.doc)
-            .or_else(|| {
-                rdmagen::kubeflow::trainer::effective::items(
-                    &runtime.doc["spec"]["template"]["spec"]["replicatedJobs"],
-                )
-                .find(|(_, j)| j["name"] == "node")
-            })
-            .unwrap();
-        let template = &node["template"]["spec"]["template"];
-        let effective = effective_pod("node", template, &job.doc["spec"], release);
-        for pod in &mut pods {
-            let pod_name = pod["metadata"]["name"].as_str().unwrap().to_owned();
-            take_default_tolerations(pod, &effective);
-            take_torch_plugin_additions(pod, &effective);
-            take_completion_index(pod, &effective);
-            let mut changed = Vec::new();
-            lost(&effective["spec"], &pod["spec"], "/spec", &mut changed);
-            lost(
-                &effective["metadata"],
-                &pod["metadata"],
-                "/metadata",
-                &mut changed,
-            );
+        let effective = effective_pod_of(job, runtime, release);
+        for (pod_name, changed) in made_pods(&cluster, &job.doc, runtime, &effective) {
             assert!(
                 changed.is_empty(),
                 "{} ({}): {pod_name} differs from the effective pod: {changed:#?}",
@@ -396,7 +378,45 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
             );
             pods_compared += 1;
         }
-        remove(&cluster, name, namespace);
+    }
+
+    // The control: a golden TrainJob whose variable was changed after rendering makes
+    // pods the model of the unchanged job no longer predicts, and the test says where.
+    let job = jobs
+        .iter()
+        .find(|j| {
+            j.doc["spec"]["trainer"]["env"]
+                .as_array()
+                .is_some_and(|e| !e.is_empty())
+        })
+        .expect("a golden TrainJob with trainer.env");
+    let runtime = runtime_of(&objects, job);
+    let effective = effective_pod_of(job, runtime, release);
+    let mut broken = job.doc.clone();
+    broken["spec"]["trainer"]["env"][0]["value"] = "changed-after-rendering".into();
+    let variable = broken["spec"]["trainer"]["env"][0]["name"].clone();
+    let node = effective["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["name"] == "node")
+        .unwrap();
+    let at = effective["spec"]["containers"][node]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["name"] == variable)
+        .unwrap();
+    for (pod_name, changed) in made_pods(&cluster, &broken, runtime, &effective) {
+        assert_eq!(
+            changed,
+            [format!(
+                "/spec/containers/{node}/env/{at}/value: {} became \"changed-after-rendering\"",
+                effective["spec"]["containers"][node]["env"][at]["value"]
+            )],
+            "{}: {pod_name} of the changed TrainJob",
+            job.file
+        );
     }
     eprintln!(
         "{} TrainJobs, {pods_compared} pods: Trainer v2.3 made the effective pod",
