@@ -1,8 +1,8 @@
-//! Kubeflow Trainer v2.3 for real (issue 25): its controller manager, the JobSet
-//! controller it drives (v0.12.0, the release its go.mod requires) and the Job
-//! controller of kube-controller-manager run against the test API server, each with its
-//! own webhooks. Every golden TrainJob written for Trainer 2.3 is created with its
-//! runtime, and the pods that come of it are compared with
+//! Kubeflow Trainer v2.3 and v2.1 for real (issue 25): each release's controller
+//! manager, the JobSet controller it drives (v0.12.0 and v0.10.1, the releases their
+//! go.mod files require) and the Job controller of kube-controller-manager run against
+//! the test API server, each with its own webhooks. Every golden TrainJob written for
+//! the release is created with its runtime, and the pods that come of it are compared with
 //! `kubeflow::trainer::effective_pod`, the one model of Trainer's merge that `render`
 //! and `lint` use: every field of the effective pod must be in the real pod, unchanged,
 //! the node container's resources exactly, its env in the same order.
@@ -25,6 +25,41 @@ const JOBSET_HEALTH_PORT: u16 = 26448;
 const TRAINER_WEBHOOK_PORT: u16 = 26449;
 const TRAINER_HEALTH_PORT: u16 = 26450;
 
+/// A Trainer release with the JobSet release it drives, as `.ci/controlplane/build`
+/// names their binaries and upstream files.
+struct Pair {
+    /// The `rdmagen.io/trainer` annotation of the golden objects written for it.
+    trainer: &'static str,
+    minor: u32,
+    /// `trainer-v2.3`: the binary, its webhook file and its log.
+    trainer_tag: &'static str,
+    trainer_binary: &'static str,
+    jobset_tag: &'static str,
+    jobset_binary: &'static str,
+    /// Where the release's vendored CRDs are, under tests/upstream/trainer-v2/crds.
+    crds: &'static str,
+}
+
+const V2_3: Pair = Pair {
+    trainer: "2.3",
+    minor: 3,
+    trainer_tag: "trainer-v2.3",
+    trainer_binary: "RDMAGEN_TRAINER_2_3",
+    jobset_tag: "jobset-v0.12",
+    jobset_binary: "RDMAGEN_JOBSET",
+    crds: "v2.3.0",
+};
+
+const V2_1: Pair = Pair {
+    trainer: "2.1",
+    minor: 1,
+    trainer_tag: "trainer-v2.1",
+    trainer_binary: "RDMAGEN_TRAINER_2_1",
+    jobset_tag: "jobset-v0.10",
+    jobset_binary: "RDMAGEN_JOBSET_0_10",
+    crds: "v2.1.0",
+};
+
 /// kube-controller-manager with the Job controller alone: JobSet's Jobs become pods.
 fn job_controller(cluster: &Cluster) -> Controller<'_> {
     let kubeconfig = cluster.kubeconfig().display().to_string();
@@ -44,12 +79,12 @@ fn job_controller(cluster: &Cluster) -> Controller<'_> {
 
 /// The JobSet controller as its Deployment runs it (config/components/manager), with
 /// its certificates given (internalCertManagement off) and its webhooks at 127.0.0.1.
-fn jobset(cluster: &Cluster) -> Controller<'_> {
+fn jobset<'a>(cluster: &'a Cluster, pair: &Pair) -> Controller<'a> {
     let certs = cluster.dir().join("jobset-certs");
     cluster.webhook_certificates(&certs);
     let file = config(
         cluster,
-        "jobset",
+        pair.jobset_tag,
         &json!({
             "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
             "kind": "Configuration",
@@ -61,16 +96,16 @@ fn jobset(cluster: &Cluster) -> Controller<'_> {
         }),
     );
     let mut controller = cluster.start(
-        "jobset",
-        &binary("RDMAGEN_JOBSET"),
+        pair.jobset_tag,
+        &binary(pair.jobset_binary),
         &[format!("--config={file}")],
         &[],
     );
-    controller.wait_ready("jobset", JOBSET_HEALTH_PORT, "/readyz");
+    controller.wait_ready(pair.jobset_tag, JOBSET_HEALTH_PORT, "/readyz");
     register_webhooks(
         cluster,
         &mut controller,
-        &upstream("jobset-v0.12-webhooks.yaml"),
+        &upstream(&format!("{}-webhooks.yaml", pair.jobset_tag)),
         "jobset",
         JOBSET_WEBHOOK_PORT,
         |_| true,
@@ -81,11 +116,11 @@ fn jobset(cluster: &Cluster) -> Controller<'_> {
 /// Trainer's controller manager (manifests/base/manager), certificates given, its
 /// webhooks at 127.0.0.1. Its webhook server reads controller-runtime's default
 /// certificate directory.
-fn trainer(cluster: &Cluster) -> Controller<'_> {
+fn trainer<'a>(cluster: &'a Cluster, pair: &Pair) -> Controller<'a> {
     cluster.webhook_certificates(Path::new("/tmp/k8s-webhook-server/serving-certs"));
     let file = config(
         cluster,
-        "trainer-v2.3",
+        pair.trainer_tag,
         &json!({
             "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
             "kind": "Configuration",
@@ -101,16 +136,16 @@ fn trainer(cluster: &Cluster) -> Controller<'_> {
         }),
     );
     let mut controller = cluster.start(
-        "trainer-v2.3",
-        &binary("RDMAGEN_TRAINER_2_3"),
+        pair.trainer_tag,
+        &binary(pair.trainer_binary),
         &[format!("--config={file}")],
         &[],
     );
-    controller.wait_ready("trainer-v2.3", TRAINER_HEALTH_PORT, "/readyz");
+    controller.wait_ready(pair.trainer_tag, TRAINER_HEALTH_PORT, "/readyz");
     register_webhooks(
         cluster,
         &mut controller,
-        &upstream("trainer-v2.3-webhooks.yaml"),
+        &upstream(&format!("{}-webhooks.yaml", pair.trainer_tag)),
         "trainer",
         TRAINER_WEBHOOK_PORT,
         |_| true,
@@ -121,7 +156,8 @@ fn trainer(cluster: &Cluster) -> Controller<'_> {
 /// What Trainer's torch plugin adds to the `node` container beyond the effective pod
 /// (T@v2.3.0 pkg/runtime/framework/plugins/torch/torch.go:145-203): the PET_* variables
 /// (pkg/constants/constants.go:190-203), upserted into its env, and the trainer port
-/// 29500. rdmagen writes neither (effective.rs says so), so they are checked to be
+/// 29500; v2.1.0 adds the same (torch.go:132-185, constants.go:123-135). rdmagen
+/// writes neither (effective.rs says so), so they are checked to be
 /// Trainer's and removed; the rest must then be the effective pod's.
 fn take_torch_plugin_additions(pod: &mut Value, effective: &Value) {
     const PET: [&str; 5] = [
@@ -331,8 +367,20 @@ fn made_pods(
 }
 
 #[test]
-fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
-    let Some(cluster) = Cluster::get("Kubeflow Trainer v2.3 against the effective pod") else {
+fn the_real_trainer_2_3_makes_the_pods_of_the_effective_pod_model() {
+    judge(&V2_3, 5, 10);
+}
+
+#[test]
+fn the_real_trainer_2_1_makes_the_pods_of_the_effective_pod_model() {
+    judge(&V2_1, 4, 7);
+}
+
+/// Every golden TrainJob written for `pair`'s Trainer, made into pods by it: at least
+/// `min_jobs` jobs and `min_pods` pods, each the effective pod; and the control.
+fn judge(pair: &Pair, min_jobs: usize, min_pods: usize) {
+    let test = format!("Kubeflow {} against the effective pod", pair.trainer_tag);
+    let Some(cluster) = Cluster::get(&test) else {
         return;
     };
     let crds: Vec<PathBuf> = [
@@ -341,9 +389,14 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
         "trainer.kubeflow.org_clustertrainingruntimes.yaml",
     ]
     .iter()
-    .map(|f| root().join("tests/upstream/trainer-v2/crds/v2.3.0").join(f))
+    .map(|f| {
+        root()
+            .join("tests/upstream/trainer-v2/crds")
+            .join(pair.crds)
+            .join(f)
+    })
     .chain([
-        upstream("jobset-v0.12-crd.yaml"),
+        upstream(&format!("{}-crd.yaml", pair.jobset_tag)),
         // Trainer's volcano plugin makes a PodGroup for runtimes with a Volcano
         // podGroupPolicy; without the CRD the TrainJob never gets its JobSet.
         root().join("tests/upstream/crds/volcano-podgroups-v1.15.1.yaml"),
@@ -351,7 +404,7 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
     .collect();
     cluster.install_crds(&crds);
     let objects = golden_objects();
-    let written_for = |o: &&Golden| o.annotation("rdmagen.io/trainer") == Some("2.3");
+    let written_for = |o: &&Golden| o.annotation("rdmagen.io/trainer") == Some(pair.trainer);
     let jobs: Vec<&Golden> = objects
         .iter()
         .filter(|o| o.kind() == "TrainJob")
@@ -361,9 +414,9 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
     cluster.namespaces(namespaces);
 
     let _jobs = job_controller(&cluster);
-    let _jobset = jobset(&cluster);
-    let _trainer = trainer(&cluster);
-    let release = Release::new(Version::new(2, 3));
+    let _jobset = jobset(&cluster, pair);
+    let _trainer = trainer(&cluster, pair);
+    let release = Release::new(Version::new(2, pair.minor));
 
     let mut pods_compared = 0;
     for job in &jobs {
@@ -419,11 +472,12 @@ fn the_real_trainer_makes_the_pods_of_the_effective_pod_model() {
         );
     }
     eprintln!(
-        "{} TrainJobs, {pods_compared} pods: Trainer v2.3 made the effective pod",
-        jobs.len()
+        "{} TrainJobs, {pods_compared} pods: {} made the effective pod",
+        jobs.len(),
+        pair.trainer_tag
     );
     assert!(
-        jobs.len() >= 5 && pods_compared >= 10,
+        jobs.len() >= min_jobs && pods_compared >= min_pods,
         "{} jobs, {pods_compared} pods",
         jobs.len()
     );
