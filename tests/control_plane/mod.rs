@@ -136,6 +136,29 @@ impl Cluster {
         }
     }
 
+    /// Waits until exactly `count` objects of `kind` in `namespace` match `selector`,
+    /// and returns them; `what` names them (and the logs to read) in a timeout.
+    pub fn wait_for_items(
+        &self,
+        what: &str,
+        kind: &str,
+        namespace: &str,
+        selector: &str,
+        count: usize,
+    ) -> Vec<Value> {
+        let mut items = Vec::new();
+        self.wait_for(what, || {
+            let out = self.ok(
+                &["get", kind, "-n", namespace, "-l", selector, "-o", "json"],
+                None,
+            );
+            let list: Value = serde_json::from_str(&out).unwrap();
+            items = list["items"].as_array().unwrap().clone();
+            items.len() == count
+        });
+        items
+    }
+
     /// Creates each namespace (if missing).
     pub fn namespaces<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
         for name in names {

@@ -184,27 +184,17 @@ fn run(cluster: &Cluster, job: &Value, count: usize) -> Vec<Value> {
     let name = job["metadata"]["name"].as_str().unwrap();
     let namespace = job["metadata"]["namespace"].as_str().unwrap_or("default");
     let selector = format!("training.kubeflow.org/job-name={name}");
-    let mut pods = Vec::new();
     let log = cluster.dir().join("training-operator.log");
-    cluster.wait_for(
+    cluster.wait_for_items(
         &format!(
             "the pods of {namespace}/{name} (the operator's log: {})",
             log.display()
         ),
-        || {
-            let out = cluster.ok(
-                &[
-                    "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
-                ],
-                None,
-            );
-            let list: Value = serde_json::from_str(&out).unwrap();
-            pods = list["items"].as_array().unwrap().clone();
-            pods.len() == count
-        },
-    );
-
-    pods
+        "pods",
+        namespace,
+        &selector,
+        count,
+    )
 }
 
 /// Deletes `job` and, as no garbage collector runs (no controller manager), what it

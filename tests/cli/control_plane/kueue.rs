@@ -125,38 +125,14 @@ fn workload_of(cluster: &Cluster, kind: &str, name: &str, namespace: &str) -> Va
         None,
     );
     let selector = format!("kueue.x-k8s.io/job-uid={uid}");
-    let mut found = Value::Null;
     let log = cluster.dir().join("kueue-v0.19.log");
-    cluster.wait_for(
-        &format!(
-            "the Workload of {kind} {namespace}/{name} (log: {})",
-            log.display()
-        ),
-        || {
-            let out = cluster.ok(
-                &[
-                    "get",
-                    "workloads.kueue.x-k8s.io",
-                    "-n",
-                    namespace,
-                    "-l",
-                    &selector,
-                    "-o",
-                    "json",
-                ],
-                None,
-            );
-            let list: Value = serde_json::from_str(&out).unwrap();
-            match list["items"].as_array().map(Vec::as_slice) {
-                Some([one]) => {
-                    found = one.clone();
-                    true
-                }
-                _ => false,
-            }
-        },
+    let what = format!(
+        "the Workload of {kind} {namespace}/{name} (log: {})",
+        log.display()
     );
-    found
+    let mut found =
+        cluster.wait_for_items(&what, "workloads.kueue.x-k8s.io", namespace, &selector, 1);
+    found.remove(0)
 }
 
 /// A Workload's pod sets as the transcription writes them.
@@ -264,11 +240,11 @@ fn release_left_objects(cluster: &Cluster) {
         "topologies",
     ] {
         let kind = format!("{kind}.kueue.x-k8s.io");
-        let (served, names, _) = cluster.kubectl(&["get", &kind, "-A", "-o", "json"], None);
+        let (served, out, _) = cluster.kubectl(&["get", &kind, "-A", "-o", "json"], None);
         if !served {
             continue;
         }
-        let list: Value = serde_json::from_str(&names).unwrap();
+        let list: Value = serde_json::from_str(&out).unwrap();
         for item in list["items"].as_array().unwrap() {
             let name = item["metadata"]["name"].as_str().unwrap();
             let mut args = vec!["patch", &kind, name, "--type=merge"];

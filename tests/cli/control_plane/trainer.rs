@@ -328,21 +328,13 @@ fn made_pods(
     let selector =
         format!("jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node");
     let want = nodes(doc, runtime);
-    let mut pods = Vec::new();
     let logs = cluster.dir().display().to_string();
-    cluster.wait_for(
+    let mut pods = cluster.wait_for_items(
         &format!("{want} node pods of {id} (logs in {logs})"),
-        || {
-            let out = cluster.ok(
-                &[
-                    "get", "pods", "-n", namespace, "-l", &selector, "-o", "json",
-                ],
-                None,
-            );
-            let list: Value = serde_json::from_str(&out).unwrap();
-            pods = list["items"].as_array().unwrap().clone();
-            pods.len() == want
-        },
+        "pods",
+        namespace,
+        &selector,
+        want,
     );
     let judged = pods
         .iter_mut()
