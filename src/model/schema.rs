@@ -13,6 +13,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::kubernetes::quick_schema::{self, Dialect};
+use crate::kubernetes::schema_tree::Node;
 use crate::model::{JobDocument, PoolDocument};
 
 /// Which input schema.
@@ -176,9 +177,8 @@ pub fn quick_text() -> String {
 /// whose verdict is then the answer (kubernetes/quick_schema.rs; a test compares the
 /// two on every example, bad input and mutated documents).
 pub fn is_valid(kind: InputKind, value: &Value) -> bool {
-    static QUICK: LazyLock<Value> = LazyLock::new(|| {
-        serde_json::from_str(QUICK_INPUTS).expect("schemas/quick/inputs.json is JSON")
-    });
+    static QUICK: LazyLock<Node<'static>> =
+        LazyLock::new(|| Node::parse(QUICK_INPUTS).expect("schemas/quick/inputs.json is JSON"));
     let key = match kind {
         InputKind::Job => "job",
         InputKind::Pool => "pool",
@@ -187,11 +187,12 @@ pub fn is_valid(kind: InputKind, value: &Value) -> bool {
         draft7: false,
         formats: false,
     };
-    quick_schema::is_valid_at(&QUICK, &QUICK[key], value, dialect) == Some(true)
-        || match kind {
-            InputKind::Job => VALIDATORS.job.is_valid(value),
-            InputKind::Pool => VALIDATORS.pool.is_valid(value),
-        }
+    QUICK.get(key).is_some_and(|schema| {
+        quick_schema::is_valid_at(&QUICK, schema, value, dialect) == Some(true)
+    }) || match kind {
+        InputKind::Job => VALIDATORS.job.is_valid(value),
+        InputKind::Pool => VALIDATORS.pool.is_valid(value),
+    }
 }
 
 #[cfg(test)]

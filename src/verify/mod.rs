@@ -22,6 +22,7 @@ use crate::kubernetes::definitions::{
     self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK,
 };
 use crate::kubernetes::quick_schema::{self, Dialect};
+use crate::kubernetes::schema_tree::Node;
 use crate::plan::pod_parts::TRAINING_CONTAINER;
 use crate::plan::trainer::RuntimePlan;
 use crate::plan::{self, Plan};
@@ -272,7 +273,7 @@ impl Verifier {
 /// of its own, 1-3 ms of wall time), and valid output never needs it.
 struct Quick {
     /// The schema the walk reads, parsed on first use.
-    quick: OnceLock<Value>,
+    quick: OnceLock<Node<'static>>,
     quick_text: &'static str,
     dialect: Dialect,
     full: OnceLock<Schema>,
@@ -291,9 +292,9 @@ impl Quick {
     }
 
     fn problems(&self, value: &Value, at: &str) -> Vec<Finding> {
-        let quick = self.quick.get_or_init(|| {
-            serde_json::from_str(self.quick_text).expect("an embedded schema is JSON")
-        });
+        let quick = self
+            .quick
+            .get_or_init(|| Node::parse(self.quick_text).expect("an embedded schema is JSON"));
         if quick_schema::is_valid(quick, value, self.dialect) == Some(true) {
             return Vec::new();
         }

@@ -9,6 +9,7 @@
 use rdmagen::kubeflow::trainer::crd::{CrdRelease, TrainerKind};
 use rdmagen::kubernetes::definitions::{POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK, standalone};
 use rdmagen::kubernetes::quick_schema::{Dialect, is_valid_at};
+use rdmagen::kubernetes::schema_tree::Node;
 use rdmagen::model::schema::VALIDATORS;
 use rdmagen::verify::OUTPUT_SCHEMA;
 use serde_json::{Value, json};
@@ -130,7 +131,7 @@ type Select = Box<dyn Fn(&Value) -> Vec<Value>>;
 /// and which corpus documents (or parts of them) it judges.
 struct Case {
     name: String,
-    quick: Value,
+    quick: Node<'static>,
     /// Where in `quick` the schema is (a JSON Pointer; "" for the whole document).
     at: &'static str,
     dialect: Dialect,
@@ -139,7 +140,7 @@ struct Case {
 }
 
 impl Case {
-    fn schema(&self) -> &Value {
+    fn schema(&self) -> &Node<'static> {
         self.quick
             .pointer(self.at)
             .expect("the schema is in its file")
@@ -156,6 +157,8 @@ fn cases() -> Vec<Case> {
         formats: true,
     };
     let json = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+    // The walk reads a tree borrowing from its text, which a case holds to the end.
+    let tree = |text: String| -> Node<'static> { Node::parse(text.leak()).unwrap() };
     let read = |file: &str| std::fs::read_to_string(root().join(file)).unwrap();
     let kind_is = |kind: &'static str| -> Select {
         Box::new(move |doc| {
@@ -169,7 +172,7 @@ fn cases() -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "job".into(),
-            quick: json(&read("schemas/quick/inputs.json")),
+            quick: tree(read("schemas/quick/inputs.json")),
             at: "/job",
             dialect: input,
             full: jsonschema::validator_for(&VALIDATORS.job_schema).unwrap(),
@@ -177,7 +180,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "pool".into(),
-            quick: json(&read("schemas/quick/inputs.json")),
+            quick: tree(read("schemas/quick/inputs.json")),
             at: "/pool",
             dialect: input,
             full: jsonschema::validator_for(&VALIDATORS.pool_schema).unwrap(),
@@ -185,7 +188,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "pytorchjob".into(),
-            quick: json(OUTPUT_SCHEMA),
+            quick: Node::parse(OUTPUT_SCHEMA).unwrap(),
             at: "",
             dialect: input,
             full: jsonschema::validator_for(&json(OUTPUT_SCHEMA)).unwrap(),
@@ -193,7 +196,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "PodTemplateSpec".into(),
-            quick: json(POD_TEMPLATE_SPEC_QUICK),
+            quick: Node::parse(POD_TEMPLATE_SPEC_QUICK).unwrap(),
             at: "",
             dialect: draft7,
             full: jsonschema::validator_for(&standalone(POD_TEMPLATE_SPEC)).unwrap(),
@@ -215,7 +218,7 @@ fn cases() -> Vec<Case> {
             cases.push(Case {
                 name: format!("{} {}", crd.tag(), kind.name()),
                 full: jsonschema::draft7::new(&schema).unwrap(),
-                quick: schema,
+                quick: Node::parse(crd.strict_embedded(kind)).unwrap(),
                 at: "",
                 dialect: draft7,
                 select: Box::new(move |doc| match TrainerKind::of(doc) {

@@ -6,6 +6,8 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
+use crate::kubernetes::schema_tree::Node;
+
 /// The Kubernetes release whose definitions are vendored.
 pub const KUBERNETES_VERSION: &str = "1.33";
 
@@ -32,9 +34,8 @@ pub static DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
 /// `items`, `additionalProperties`, `$ref` and the `x-kubernetes-patch-*` strategy and
 /// key), generated ahead of time ([`merge_text`], a test compares): a run that merges a
 /// pod parses these 34 KB, not the 248 KB of upstream text with descriptions.
-pub static MERGE_DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
-    serde_json::from_str(MERGE_VIEW).expect("schemas/kubernetes/v1.33-merge.json is JSON")
-});
+pub static MERGE_DEFINITIONS: LazyLock<Node<'static>> =
+    LazyLock::new(|| Node::parse(MERGE_VIEW).expect("schemas/kubernetes/v1.33-merge.json is JSON"));
 
 const MERGE_VIEW: &str = include_str!("../../schemas/kubernetes/v1.33-merge.json");
 

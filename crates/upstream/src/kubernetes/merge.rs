@@ -13,6 +13,15 @@
 use serde_json::{Map, Value};
 
 use crate::kubernetes::definitions::{MERGE_DEFINITIONS, ref_name};
+use crate::kubernetes::schema_tree::Node;
+
+/// The schema of what the merge view does not describe: every list replaced.
+static NO_SCHEMA: Node<'static> = Node::Null;
+
+/// The merge view's schema of `definition`, or [`NO_SCHEMA`].
+fn definition_schema(definition: &str) -> &'static Node<'static> {
+    MERGE_DEFINITIONS.get(definition).unwrap_or(&NO_SCHEMA)
+}
 
 /// The directive key of strategic-merge patches.
 pub const PATCH_DIRECTIVE: &str = "$patch";
@@ -30,12 +39,9 @@ pub enum Step {
 /// `$deleteFromPrimitiveList/...` and any other `$` key would otherwise be ignored or
 /// copied into the result as if it were a field.
 pub fn unsupported_directives(patch: &Value, definition: &str) -> Vec<(Vec<Step>, String)> {
-    let schema = MERGE_DEFINITIONS
-        .get(definition)
-        .cloned()
-        .unwrap_or(Value::Null);
+    let schema = definition_schema(definition);
     let mut found = Vec::new();
-    directives_in(patch, &schema, false, &mut Vec::new(), &mut found);
+    directives_in(patch, schema, false, &mut Vec::new(), &mut found);
     found
 }
 
@@ -43,7 +49,7 @@ pub fn unsupported_directives(patch: &Value, definition: &str) -> Vec<(Vec<Step>
 /// is allowed.
 fn directives_in(
     value: &Value,
-    schema: &Value,
+    schema: &'static Node<'static>,
     keyed_item: bool,
     path: &mut Vec<Step>,
     found: &mut Vec<(Vec<Step>, String)>,
@@ -61,17 +67,17 @@ fn directives_in(
                 } else if key.starts_with('$') {
                     found.push((path.clone(), key.clone()));
                 } else {
-                    directives_in(v, &field_schema(schema, key), false, path, found);
+                    directives_in(v, field_schema(schema, key), false, path, found);
                 }
                 path.pop();
             }
         }
         Value::Array(items) => {
             let keyed = list_strategy(schema).1.is_some();
-            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+            let item_schema = schema.get("items").unwrap_or(&NO_SCHEMA);
             for (i, item) in items.iter().enumerate() {
                 path.push(Step::Index(i));
-                directives_in(item, &item_schema, keyed, path, found);
+                directives_in(item, item_schema, keyed, path, found);
                 path.pop();
             }
         }
@@ -80,15 +86,15 @@ fn directives_in(
 }
 
 /// Whether a list merges, and on which key: (`merge` strategy, merge key).
-fn list_strategy(schema: &Value) -> (bool, Option<&str>) {
+fn list_strategy(schema: &'static Node<'static>) -> (bool, Option<&'static str>) {
     let strategy = schema
         .get("x-kubernetes-patch-strategy")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .unwrap_or_default();
     let merges = strategy.split(',').any(|s| s == "merge");
     let key = schema
         .get("x-kubernetes-patch-merge-key")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .filter(|_| merges);
     (merges, key)
 }
@@ -109,22 +115,19 @@ pub enum ListOrder {
 /// Merge `patch` into `base`, both instances of the definition `definition`, with
 /// merged lists in `order`.
 pub fn strategic_merge(base: &mut Value, patch: &Value, definition: &str, order: ListOrder) {
-    let schema = MERGE_DEFINITIONS
-        .get(definition)
-        .cloned()
-        .unwrap_or(Value::Null);
-    merge_value(base, patch, &schema, order);
+    let schema = definition_schema(definition);
+    merge_value(base, patch, schema, order);
 }
 
 /// The schema `schema` stands for, following one `$ref`.
-fn resolve(schema: &Value) -> &Value {
-    match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => MERGE_DEFINITIONS.get(ref_name(r)).unwrap_or(&Value::Null),
+fn resolve(schema: &'static Node<'static>) -> &'static Node<'static> {
+    match schema.get("$ref").and_then(Node::as_str) {
+        Some(r) => definition_schema(ref_name(r)),
         None => schema,
     }
 }
 
-fn merge_value(base: &mut Value, patch: &Value, schema: &Value, order: ListOrder) {
+fn merge_value(base: &mut Value, patch: &Value, schema: &'static Node<'static>, order: ListOrder) {
     let schema = resolve(schema);
     match (base, patch) {
         (Value::Object(base), Value::Object(patch)) => merge_object(base, patch, schema, order),
@@ -136,7 +139,7 @@ fn merge_value(base: &mut Value, patch: &Value, schema: &Value, order: ListOrder
 fn merge_object(
     base: &mut Map<String, Value>,
     patch: &Map<String, Value>,
-    schema: &Value,
+    schema: &'static Node<'static>,
     order: ListOrder,
 ) {
     for (key, value) in patch {
@@ -149,7 +152,7 @@ fn merge_object(
         }
         let field = field_schema(schema, key);
         match base.get_mut(key) {
-            Some(existing) => merge_value(existing, value, &field, order),
+            Some(existing) => merge_value(existing, value, field, order),
             None => {
                 base.insert(key.clone(), without_directives(value));
             }
@@ -158,18 +161,17 @@ fn merge_object(
 }
 
 /// The schema of `key` in an object schema: a property, or the map's value schema.
-fn field_schema(schema: &Value, key: &str) -> Value {
+fn field_schema(schema: &'static Node<'static>, key: &str) -> &'static Node<'static> {
     schema
         .get("properties")
         .and_then(|p| p.get(key))
         .or_else(|| schema.get("additionalProperties").filter(|v| v.is_object()))
-        .cloned()
-        .unwrap_or(Value::Null)
+        .unwrap_or(&NO_SCHEMA)
 }
 
-fn merge_list(base: &mut Value, items: &[Value], schema: &Value, order: ListOrder) {
+fn merge_list(base: &mut Value, items: &[Value], schema: &'static Node<'static>, order: ListOrder) {
     let (merges, key) = list_strategy(schema);
-    let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+    let item_schema = schema.get("items").unwrap_or(&NO_SCHEMA);
     let Value::Array(list) = base else {
         return;
     };
@@ -189,7 +191,7 @@ fn merge_list(base: &mut Value, items: &[Value], schema: &Value, order: ListOrde
                         list.remove(i);
                     }
                     (None, true) => {}
-                    (Some(i), false) => merge_value(&mut list[i], item, &item_schema, order),
+                    (Some(i), false) => merge_value(&mut list[i], item, item_schema, order),
                     (None, false) => list.push(without_directives(item)),
                 }
             }
@@ -269,19 +271,16 @@ pub struct ReplacedList {
 /// `definition`) would replace with the patch's. Nested lists are followed only where
 /// the merge follows them: through objects, and items of lists merged by key.
 pub fn replaced_lists(base: &Value, patch: &Value, definition: &str) -> Vec<ReplacedList> {
-    let schema = MERGE_DEFINITIONS
-        .get(definition)
-        .cloned()
-        .unwrap_or(Value::Null);
+    let schema = definition_schema(definition);
     let mut found = Vec::new();
-    replaced_in(base, patch, &schema, &mut Vec::new(), &mut found);
+    replaced_in(base, patch, schema, &mut Vec::new(), &mut found);
     found
 }
 
 fn replaced_in(
     base: &Value,
     patch: &Value,
-    schema: &Value,
+    schema: &'static Node<'static>,
     path: &mut Vec<Step>,
     found: &mut Vec<ReplacedList>,
 ) {
@@ -293,21 +292,21 @@ fn replaced_in(
                     continue;
                 };
                 path.push(Step::Key(key.clone()));
-                replaced_in(existing, value, &field_schema(schema, key), path, found);
+                replaced_in(existing, value, field_schema(schema, key), path, found);
                 path.pop();
             }
         }
         (Value::Array(base), Value::Array(items)) if !base.is_empty() => {
             match list_strategy(schema) {
                 (true, Some(key)) => {
-                    let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+                    let item_schema = schema.get("items").unwrap_or(&NO_SCHEMA);
                     for (i, item) in items.iter().enumerate() {
                         let Some(id) = item.get(key) else {
                             continue;
                         };
                         if let Some(existing) = base.iter().find(|b| b.get(key) == Some(id)) {
                             path.push(Step::Index(i));
-                            replaced_in(existing, item, &item_schema, path, found);
+                            replaced_in(existing, item, item_schema, path, found);
                             path.pop();
                         }
                     }

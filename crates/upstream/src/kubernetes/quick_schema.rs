@@ -1,5 +1,5 @@
 //! Whether a document is valid against a JSON Schema, decided by walking the schema as
-//! parsed JSON, without compiling it: the start-up cost of a run of valid documents
+//! parsed JSON (a [`Node`] tree, kubernetes/schema_tree.rs), without compiling it: the start-up cost of a run of valid documents
 //! (issue 23). Compiling rdmagen's strict schemas with `jsonschema` costs milliseconds
 //! each; walking one document through them, microseconds.
 //!
@@ -17,7 +17,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::kubernetes::schema_tree::{Node, Object};
 
 /// How the walk reads a schema.
 #[derive(Clone, Copy, Debug)]
@@ -34,22 +36,22 @@ type Verdict = Option<bool>;
 
 /// Whether `instance` is valid against `schema`, a whole schema document whose `$ref`s
 /// (`#/...` JSON Pointers) resolve inside it.
-pub fn is_valid(schema: &Value, instance: &Value, dialect: Dialect) -> Verdict {
+pub fn is_valid(schema: &Node, instance: &Value, dialect: Dialect) -> Verdict {
     is_valid_at(schema, schema, instance, dialect)
 }
 
 /// Whether `instance` is valid against `schema`, a part of the document `root` in
 /// which its `$ref`s resolve (one file holding several schemas and the definitions
 /// they share).
-pub fn is_valid_at(root: &Value, schema: &Value, instance: &Value, dialect: Dialect) -> Verdict {
+pub fn is_valid_at(root: &Node, schema: &Node, instance: &Value, dialect: Dialect) -> Verdict {
     Walk { root, dialect }.node(schema, instance, 0)
 }
 
 /// Deeper than any rdmagen schema nests (a recursive schema would loop).
 const MAX_DEPTH: usize = 256;
 
-struct Walk<'s> {
-    root: &'s Value,
+struct Walk<'s, 'a> {
+    root: &'s Node<'a>,
     dialect: Dialect,
 }
 
@@ -66,14 +68,14 @@ fn all(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
     sure.then_some(true)
 }
 
-impl<'s> Walk<'s> {
-    fn node(&self, schema: &'s Value, instance: &Value, depth: usize) -> Verdict {
+impl<'s, 'a> Walk<'s, 'a> {
+    fn node(&self, schema: &'s Node<'a>, instance: &Value, depth: usize) -> Verdict {
         if depth > MAX_DEPTH {
             return None;
         }
         let map = match schema {
-            Value::Bool(b) => return Some(*b),
-            Value::Object(map) => map,
+            Node::Bool(b) => return Some(*b),
+            Node::Object(map) => map,
             _ => return None,
         };
         if self.dialect.draft7
@@ -82,7 +84,7 @@ impl<'s> Walk<'s> {
             return self.reference(reference, instance, depth);
         }
         let mut verdict = Some(true);
-        for (key, value) in map {
+        for (key, value) in map.iter() {
             let v = self.keyword(map, key, value, instance, depth);
             match v {
                 Some(false) => return Some(false),
@@ -93,7 +95,7 @@ impl<'s> Walk<'s> {
         verdict
     }
 
-    fn reference(&self, reference: &Value, instance: &Value, depth: usize) -> Verdict {
+    fn reference(&self, reference: &'s Node<'a>, instance: &Value, depth: usize) -> Verdict {
         let target = reference
             .as_str()
             .and_then(|r| r.strip_prefix('#'))
@@ -103,9 +105,9 @@ impl<'s> Walk<'s> {
 
     fn keyword(
         &self,
-        map: &'s Map<String, Value>,
+        map: &'s Object<'a>,
         key: &str,
-        value: &'s Value,
+        value: &'s Node<'a>,
         instance: &Value,
         depth: usize,
     ) -> Verdict {
@@ -117,8 +119,8 @@ impl<'s> Walk<'s> {
             k if k.starts_with("x-") => Some(true),
             "$ref" => self.reference(value, instance, depth),
             "type" => match value {
-                Value::String(t) => has_type(t, instance),
-                Value::Array(types) => {
+                Node::String(t) => has_type(t, instance),
+                Node::Array(types) => {
                     let mut verdict = Some(false);
                     for t in types {
                         match t.as_str().and_then(|t| has_type(t, instance)) {
@@ -135,18 +137,18 @@ impl<'s> Walk<'s> {
                 let options = value.as_array()?;
                 // serde_json's equality is stricter than JSON Schema's only for numbers
                 // (1 and 1.0): a miss is sure when the instance holds none.
-                if options.contains(instance) {
+                if options.iter().any(|o| o.equals(instance)) {
                     Some(true)
-                } else if has_number(instance) || options.iter().any(has_number) {
+                } else if has_number(instance) || options.iter().any(node_has_number) {
                     None
                 } else {
                     Some(false)
                 }
             }
             "const" => {
-                if value == instance {
+                if value.equals(instance) {
                     Some(true)
-                } else if has_number(instance) || has_number(value) {
+                } else if has_number(instance) || node_has_number(value) {
                     None
                 } else {
                     Some(false)
@@ -179,10 +181,10 @@ impl<'s> Walk<'s> {
                 if map.contains_key("patternProperties") {
                     return None;
                 }
-                let properties = map.get("properties").and_then(Value::as_object);
+                let properties = map.get("properties").and_then(Node::as_object);
                 all(object
                     .iter()
-                    .filter(|(name, _)| !properties.is_some_and(|p| p.contains_key(*name)))
+                    .filter(|(name, _)| !properties.is_some_and(|p| p.contains_key(name)))
                     .map(|(_, v)| self.node(value, v, deeper)))
             }
             "items" => {
@@ -285,7 +287,7 @@ impl<'s> Walk<'s> {
                 let Value::Array(items) = instance else {
                     return Some(true);
                 };
-                if value != &Value::Bool(true) {
+                if !matches!(value, Node::Bool(true)) {
                     return Some(true);
                 }
                 // Equal as serde_json sees them is equal as JSON Schema does, except
@@ -324,11 +326,11 @@ impl<'s> Walk<'s> {
     }
 }
 
-/// `root.pointer(pointer)` without its copies: serde_json unescapes every token of a
-/// pointer into two new strings, which was half of the walk's time (7 % of `validate`'s
-/// CPU, perf, 10 000 jobs), since every `$ref` of a pod template resolves again for each
-/// job. A pointer with an escape (`~`) or one through an array takes serde_json's way.
-fn resolve<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
+/// `root.pointer(pointer)`, looking up each token as it is written; a pointer with an
+/// escape (`~`) or one through an array takes [`Node::pointer`]'s way. Every `$ref` of
+/// a pod template resolves again for each job (serde_json's own pointer unescaped
+/// every token into two new strings: 7 % of `validate`'s CPU, perf, 10 000 jobs).
+fn resolve<'s, 'a>(root: &'s Node<'a>, pointer: &str) -> Option<&'s Node<'a>> {
     let Some(tokens) = pointer.strip_prefix('/') else {
         return root.pointer(pointer);
     };
@@ -338,8 +340,8 @@ fn resolve<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
     let mut target = root;
     for token in tokens.split('/') {
         target = match target {
-            Value::Object(map) => map.get(token)?,
-            Value::Array(_) => return root.pointer(pointer),
+            Node::Object(map) => map.get(token)?,
+            Node::Array(_) => return root.pointer(pointer),
             _ => return None,
         };
     }
@@ -369,6 +371,15 @@ fn has_number(value: &Value) -> bool {
         Value::Number(_) => true,
         Value::Array(items) => items.iter().any(has_number),
         Value::Object(map) => map.values().any(has_number),
+        _ => false,
+    }
+}
+
+fn node_has_number(value: &Node) -> bool {
+    match value {
+        Node::Number(_) => true,
+        Node::Array(items) => items.iter().any(node_has_number),
+        Node::Object(map) => map.iter().any(|(_, v)| node_has_number(v)),
         _ => false,
     }
 }
@@ -527,10 +538,12 @@ mod tests {
 
     #[test]
     fn references_resolve_as_serde_json_resolves_them() {
-        let root = serde_json::json!({
+        let text = r#"{
             "definitions": {"a": {"type": "string"}, "b/c": 1, "d~e": 2, "": {"f": 3}},
-            "list": [{"g": 4}, 5],
-        });
+            "list": [{"g": 4}, 5]
+        }"#;
+        let root: Value = serde_json::from_str(text).unwrap();
+        let tree = Node::parse(text).unwrap();
         for pointer in [
             "",
             "/",
@@ -550,11 +563,11 @@ mod tests {
             "definitions",
             "#/definitions",
         ] {
-            assert_eq!(
-                resolve(&root, pointer),
-                root.pointer(pointer),
-                "{pointer:?}"
-            );
+            match (resolve(&tree, pointer), root.pointer(pointer)) {
+                (Some(node), Some(value)) => assert!(node.equals(value), "{pointer:?}"),
+                (None, None) => {}
+                (node, value) => panic!("{pointer:?}: {node:?} and {value:?}"),
+            }
         }
     }
 

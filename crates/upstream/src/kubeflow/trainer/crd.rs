@@ -77,6 +77,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule};
 use crate::kubernetes::quick_schema::{self, Dialect};
+use crate::kubernetes::schema_tree::Node;
 // The releases and the apiVersion are facts of the Trainer room, named here for the
 // CRD checks' callers.
 use crate::diagnostics::message::{
@@ -233,29 +234,31 @@ pub fn supported(release: Version) -> bool {
 pub fn prune(doc: &Value, release: Version) -> Value {
     let mut kept = doc.clone();
     if let (Some(kind), Some(crd)) = (TrainerKind::of(doc), CrdRelease::for_release(release)) {
-        prune_with(&mut kept, &compiled(crd, kind).schema);
+        prune_with(&mut kept, &compiled(crd, kind).tree);
     }
     kept
 }
 
-fn prune_with(value: &mut Value, schema: &Value) {
+fn prune_with(value: &mut Value, schema: &Node) {
     match value {
         Value::Object(map) => {
-            let properties = schema["properties"].as_object();
-            let additional = &schema["additionalProperties"];
+            let properties = schema.get("properties").and_then(Node::as_object);
+            let additional = schema.get("additionalProperties");
             map.retain(|key, v| {
-                match properties.and_then(|p| p.get(key)) {
-                    Some(s) => prune_with(v, s),
-                    None if additional.is_object() => prune_with(v, additional),
-                    None if *additional == Value::Bool(false) => return false,
-                    None => {}
+                match (properties.and_then(|p| p.get(key)), additional) {
+                    (Some(s), _) => prune_with(v, s),
+                    (None, Some(additional @ Node::Object(_))) => prune_with(v, additional),
+                    (None, Some(Node::Bool(false))) => return false,
+                    (None, _) => {}
                 }
                 true
             });
         }
-        Value::Array(items) if schema["items"].is_object() => {
-            for item in items {
-                prune_with(item, &schema["items"]);
+        Value::Array(items) => {
+            if let Some(each @ Node::Object(_)) = schema.get("items") {
+                for item in items {
+                    prune_with(item, each);
+                }
             }
         }
         _ => {}
@@ -305,32 +308,64 @@ pub fn check(doc: &Value, release: Version) -> Vec<Finding> {
     findings
 }
 
-/// A strict schema (to walk a valid object without compiling, to prune, to name what an
-/// object allows, and the CEL rule behind an error) and its validator, compiled only
-/// for an object the quick walk does not find valid: compiling one cost 2-4 ms of CPU
-/// at the first Trainer object of a run (bench/RESULTS.md, issue 23).
+/// A strict schema as a tree (to walk a valid object without compiling, and to prune),
+/// and, only for an object the quick walk does not find valid, the schema as a `Value`
+/// with its compiled validator (to name what an object allows, and the CEL rule behind
+/// an error): compiling one cost 2-4 ms of CPU at the first Trainer object of a run,
+/// and parsing it as a `Value` 0.3-0.6 ms (bench/RESULTS.md, issue 23).
 struct Compiled {
-    schema: Value,
-    validator: OnceLock<jsonschema::Validator>,
+    tree: Node<'static>,
+    text: &'static str,
+    full: OnceLock<Full>,
     tag: &'static str,
+}
+
+/// The strict schema as serde_json reads it, and its validator.
+struct Full {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl Full {
+    /// The CEL rule and message an error's keyword location comes from, when it lies
+    /// inside a translated rule (an `allOf` entry carrying `x-cel-message`).
+    fn cel_behind(&self, keyword: &str) -> Option<(&str, &str)> {
+        let segments: Vec<&str> = keyword.split('/').collect();
+        (1..segments.len()).rev().find_map(|end| {
+            if segments[end - 1] != "allOf" {
+                return None;
+            }
+            let entry = self.schema.pointer(&segments[..=end].join("/"))?;
+            Some((
+                entry["x-cel-rule"].as_str()?,
+                entry["x-cel-message"].as_str()?,
+            ))
+        })
+    }
 }
 
 static COMPILED: [OnceLock<Compiled>; 4] = [const { OnceLock::new() }; 4];
 
 fn compiled(crd: CrdRelease, kind: TrainerKind) -> &'static Compiled {
-    COMPILED[crd.index(kind)].get_or_init(|| Compiled {
-        schema: serde_json::from_str(crd.strict_embedded(kind))
-            .expect("schemas/trainer/*.strict.json is valid JSON"),
-        validator: OnceLock::new(),
-        tag: crd.tag(),
+    COMPILED[crd.index(kind)].get_or_init(|| {
+        let text = crd.strict_embedded(kind);
+        Compiled {
+            tree: Node::parse(text).expect("schemas/trainer/*.strict.json is valid JSON"),
+            text,
+            full: OnceLock::new(),
+            tag: crd.tag(),
+        }
     })
 }
 
 impl Compiled {
-    fn validator(&self) -> &jsonschema::Validator {
-        self.validator.get_or_init(|| {
-            jsonschema::draft7::new(&self.schema)
-                .unwrap_or_else(|e| panic!("the strict Trainer {} schema compiles: {e}", self.tag))
+    fn full(&self) -> &Full {
+        self.full.get_or_init(|| {
+            let schema: Value =
+                serde_json::from_str(self.text).expect("schemas/trainer/*.strict.json is JSON");
+            let validator = jsonschema::draft7::new(&schema)
+                .unwrap_or_else(|e| panic!("the strict Trainer {} schema compiles: {e}", self.tag));
+            Full { schema, validator }
         })
     }
 
@@ -345,10 +380,11 @@ impl Compiled {
             draft7: true,
             formats: true,
         };
-        if quick_schema::is_valid(&self.schema, doc, draft7) == Some(true) {
+        if quick_schema::is_valid(&self.tree, doc, draft7) == Some(true) {
             return Vec::new();
         }
-        let validator = self.validator();
+        let full = self.full();
+        let validator = &full.validator;
         if validator.is_valid(doc) {
             return Vec::new();
         }
@@ -356,7 +392,7 @@ impl Compiled {
         for e in validator.iter_errors(doc) {
             let path = e.instance_path().as_str().to_owned();
             let keyword = e.schema_path().as_str().to_owned();
-            if let Some((rule, message)) = self.cel_behind(&keyword) {
+            if let Some((rule, message)) = full.cel_behind(&keyword) {
                 let found = match e.instance().as_ref() {
                     v @ (Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
                         format!(" (found {})", quoted(v))
@@ -378,7 +414,7 @@ impl Compiled {
             match e.kind() {
                 ValidationErrorKind::AdditionalProperties { unexpected } => {
                     let object = keyword.strip_suffix("/additionalProperties").unwrap_or("");
-                    let known = self
+                    let known = full
                         .schema
                         .pointer(object)
                         .and_then(|s| s["properties"].as_object());
@@ -412,22 +448,6 @@ impl Compiled {
             }
         }
         out
-    }
-
-    /// The CEL rule and message an error's keyword location comes from, when it lies
-    /// inside a translated rule (an `allOf` entry carrying `x-cel-message`).
-    fn cel_behind(&self, keyword: &str) -> Option<(&str, &str)> {
-        let segments: Vec<&str> = keyword.split('/').collect();
-        (1..segments.len()).rev().find_map(|end| {
-            if segments[end - 1] != "allOf" {
-                return None;
-            }
-            let entry = self.schema.pointer(&segments[..=end].join("/"))?;
-            Some((
-                entry["x-cel-rule"].as_str()?,
-                entry["x-cel-message"].as_str()?,
-            ))
-        })
     }
 }
 
