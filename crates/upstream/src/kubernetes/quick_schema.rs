@@ -120,6 +120,7 @@ impl<'s, 'a> Walk<'s, 'a> {
             "$ref" => self.reference(value, instance, depth),
             "type" => match value {
                 Node::String(t) => has_type(t, instance),
+                Node::OwnedString(t) => has_type(t, instance),
                 Node::Array(types) => {
                     let mut verdict = Some(false);
                     for t in types {

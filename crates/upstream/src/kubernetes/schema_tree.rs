@@ -1,35 +1,41 @@
-//! A JSON document read for the quick walk (kubernetes/quick_schema.rs): an embedded
-//! schema parsed into a tree that borrows its keys and strings from the text, without
-//! hashing them. serde_json's `Value` copies every key into a `String` and hashes it
-//! into an index map (SipHash); for the 50-110 KB of schemas a one-job render walks,
-//! that was a fifth of its time (perf, issue 23). The tree holds what `Value` would
-//! hold, read the same way (numbers as serde_json's `Number`, a repeated key keeping
-//! its first place and its last value), so the walk's verdicts are the same.
+//! A JSON document read for the quick walk (kubernetes/quick_schema.rs) and the
+//! strategic merge: an embedded schema parsed into a tree that borrows its keys and
+//! strings from the text, without hashing them. serde_json's `Value` copies every key
+//! into a `String` and hashes it into an index map (SipHash); for the 50-250 KB of
+//! schemas a one-job render walks, that was a fifth of its time (perf, issue 23). The
+//! tree holds what `Value` would hold, read the same way (numbers as serde_json's
+//! `Number`, a repeated key keeping its first place and its last value), so the walk's
+//! verdicts are the same.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-/// One JSON value, borrowing from the text it was parsed from.
+/// One JSON value, borrowing from the text it was parsed from. 24 bytes, and every
+/// array and object one allocation of its exact size: a run's schema trees are about a
+/// megabyte, and their allocations and fresh pages were half of their parse (perf).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node<'a> {
     Null,
     Bool(bool),
     Number(Number),
-    String(Cow<'a, str>),
-    Array(Vec<Node<'a>>),
-    Object(Object<'a>),
+    /// A string as the text holds it (one without escapes).
+    String(&'a str),
+    /// A string the text escapes, unescaped.
+    OwnedString(Box<str>),
+    Array(Box<[Node<'a>]>),
+    Object(Box<Object<'a>>),
 }
 
 /// A JSON object in the order of its text, looked up by a scan when small and by a
 /// sorted index when larger (a `properties` or `$defs` of hundreds of names).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object<'a> {
-    entries: Vec<(Cow<'a, str>, Node<'a>)>,
+    entries: Box<[(Cow<'a, str>, Node<'a>)]>,
     /// Positions in `entries`, sorted by key; empty below [`INDEXED`] entries.
-    sorted: Vec<u32>,
+    sorted: Box<[u32]>,
 }
 
 /// From this many entries an object is looked up through its sorted index.
@@ -38,12 +44,21 @@ const INDEXED: usize = 12;
 impl<'a> Node<'a> {
     /// `text` as a tree; `text` must be JSON (the embedded schemas are).
     pub fn parse(text: &'a str) -> Result<Node<'a>, serde_json::Error> {
-        serde_json::from_str(text)
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let (mut entries, mut items) = (Vec::new(), Vec::new());
+        let node = Seed {
+            entries: &mut entries,
+            items: &mut items,
+        }
+        .deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(node)
     }
 
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Node::String(s) => Some(s),
+            Node::OwnedString(s) => Some(s),
             _ => None,
         }
     }
@@ -93,7 +108,9 @@ impl<'a> Node<'a> {
             (Node::Null, Value::Null) => true,
             (Node::Bool(a), Value::Bool(b)) => a == b,
             (Node::Number(a), Value::Number(b)) => a == b,
-            (Node::String(a), Value::String(b)) => a == b,
+            (Node::String(_) | Node::OwnedString(_), Value::String(b)) => {
+                self.as_str() == Some(b.as_str())
+            }
             (Node::Array(a), Value::Array(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.equals(b))
             }
@@ -141,19 +158,17 @@ fn array_index(token: &str) -> Option<usize> {
 }
 
 impl<'a> Object<'a> {
-    fn new(mut entries: Vec<(Cow<'a, str>, Node<'a>)>) -> Self {
-        let mut sorted = Vec::new();
+    fn new(entries: Box<[(Cow<'a, str>, Node<'a>)]>) -> Self {
+        let entries = if has_repeat(&entries) {
+            first_place_last_value(entries.into_vec()).into_boxed_slice()
+        } else {
+            entries
+        };
+        let mut sorted: Box<[u32]> = Box::new([]);
         if entries.len() >= INDEXED {
-            sorted = (0..entries.len() as u32).collect();
-            sorted.sort_by(|&a, &b| entries[a as usize].0.cmp(&entries[b as usize].0));
-            if sorted
-                .windows(2)
-                .any(|w| entries[w[0] as usize].0 == entries[w[1] as usize].0)
-            {
-                return Object::new(first_place_last_value(entries));
-            }
-        } else if has_repeat(&entries) {
-            entries = first_place_last_value(entries);
+            let mut order: Vec<u32> = (0..entries.len() as u32).collect();
+            order.sort_unstable_by(|&a, &b| entries[a as usize].0.cmp(&entries[b as usize].0));
+            sorted = order.into_boxed_slice();
         }
         Object { entries, sorted }
     }
@@ -186,11 +201,18 @@ impl<'a> Object<'a> {
     }
 }
 
+/// Whether a key repeats: by a scan when small, through a sorted copy of the keys when
+/// larger.
 fn has_repeat(entries: &[(Cow<'_, str>, Node<'_>)]) -> bool {
-    entries
-        .iter()
-        .enumerate()
-        .any(|(i, (k, _))| entries[..i].iter().any(|(seen, _)| seen == k))
+    if entries.len() < INDEXED {
+        return entries
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| entries[..i].iter().any(|(seen, _)| seen == k));
+    }
+    let mut keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_ref()).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 /// What serde_json's map keeps of a repeated key: its first place and its last value.
@@ -207,15 +229,23 @@ fn first_place_last_value<'a>(
     kept
 }
 
-impl<'de> Deserialize<'de> for Node<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NodeVisitor)
+/// Reads one value. An array's items and an object's entries are gathered on stacks
+/// shared by the whole parse and moved into one allocation of their exact size when
+/// the array or object ends.
+struct Seed<'s, 'a> {
+    entries: &'s mut Vec<(Cow<'a, str>, Node<'a>)>,
+    items: &'s mut Vec<Node<'a>>,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, 'de> {
+    type Value = Node<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-struct NodeVisitor;
-
-impl<'de> Visitor<'de> for NodeVisitor {
+impl<'de> Visitor<'de> for Seed<'_, 'de> {
     type Value = Node<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -240,15 +270,15 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 
     fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Node<'de>, E> {
-        Ok(Node::String(Cow::Borrowed(s)))
+        Ok(Node::String(s))
     }
 
     fn visit_str<E>(self, s: &str) -> Result<Node<'de>, E> {
-        Ok(Node::String(Cow::Owned(s.to_owned())))
+        Ok(Node::OwnedString(s.into()))
     }
 
     fn visit_string<E>(self, s: String) -> Result<Node<'de>, E> {
-        Ok(Node::String(Cow::Owned(s)))
+        Ok(Node::OwnedString(s.into_boxed_str()))
     }
 
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
@@ -260,23 +290,31 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node<'de>, D::Error> {
-        Deserialize::deserialize(d)
+        self.deserialize(d)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
+        let start = self.items.len();
+        while let Some(item) = seq.next_element_seed(Seed {
+            entries: &mut *self.entries,
+            items: &mut *self.items,
+        })? {
+            self.items.push(item);
         }
-        Ok(Node::Array(items))
+        Ok(Node::Array(self.items.drain(start..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        let start = self.entries.len();
         while let Some(Key(key)) = map.next_key()? {
-            entries.push((key, map.next_value()?));
+            let value = map.next_value_seed(Seed {
+                entries: &mut *self.entries,
+                items: &mut *self.items,
+            })?;
+            self.entries.push((key, value));
         }
-        Ok(Node::Object(Object::new(entries)))
+        let entries = self.entries.drain(start..).collect();
+        Ok(Node::Object(Box::new(Object::new(entries))))
     }
 }
 
@@ -325,6 +363,7 @@ mod tests {
         let value: Value = serde_json::from_str(text).unwrap();
         let tree = Node::parse(text).unwrap();
         assert!(tree.equals(&value));
+        assert_eq!(std::mem::size_of::<Node>(), 24);
         assert_eq!(
             tree.get("repeat")
                 .unwrap()
