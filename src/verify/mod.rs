@@ -19,7 +19,7 @@ use crate::diagnostics::suggest;
 use crate::diagnostics::{Finding, Rule, Severity};
 use crate::kubernetes::KUBERNETES_VERSION;
 use crate::kubernetes::definitions::{
-    self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC, POD_TEMPLATE_SPEC_QUICK,
+    self, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, POD_TEMPLATE_SPEC,
 };
 use crate::kubernetes::quick_schema::{self, Dialect};
 use crate::kubernetes::schema_tree::Node;
@@ -31,6 +31,11 @@ use crate::rules::trainer;
 
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
+
+/// The tree of [`OUTPUT_SCHEMA`] for the quick walk.
+fn read_output_schema() -> Node<'static> {
+    Node::parse(OUTPUT_SCHEMA).expect("schemas/pytorchjob.schema.json is JSON")
+}
 
 /// The replicas whose pod templates are checked; the envelope schema allows no other.
 const ROLES: [&str; 2] = ["Master", "Worker"];
@@ -57,12 +62,12 @@ impl Verifier {
             formats: true,
         };
         Verifier {
-            envelope: Quick::new(OUTPUT_SCHEMA, envelope, || {
+            envelope: Quick::new(read_output_schema, envelope, || {
                 let envelope: Value = serde_json::from_str(OUTPUT_SCHEMA)
                     .expect("schemas/pytorchjob.schema.json is valid JSON");
                 Schema::new(envelope, Rule::RenderedSchema)
             }),
-            pod_template: Quick::new(POD_TEMPLATE_SPEC_QUICK, kubernetes, || {
+            pod_template: Quick::new(definitions::pod_template_spec_quick, kubernetes, || {
                 Schema::kubernetes(POD_TEMPLATE_SPEC)
             }),
             persistent_volume: OnceLock::new(),
@@ -272,19 +277,19 @@ impl Verifier {
 /// Compiling the PodTemplateSpec closure cost 3-5 ms of CPU at every start (on a thread
 /// of its own, 1-3 ms of wall time), and valid output never needs it.
 struct Quick {
-    /// The schema the walk reads, parsed on first use.
+    /// The schema the walk reads, read on first use.
     quick: OnceLock<Node<'static>>,
-    quick_text: &'static str,
+    read: fn() -> Node<'static>,
     dialect: Dialect,
     full: OnceLock<Schema>,
     compile: fn() -> Schema,
 }
 
 impl Quick {
-    fn new(quick_text: &'static str, dialect: Dialect, compile: fn() -> Schema) -> Self {
+    fn new(read: fn() -> Node<'static>, dialect: Dialect, compile: fn() -> Schema) -> Self {
         Quick {
             quick: OnceLock::new(),
-            quick_text,
+            read,
             dialect,
             full: OnceLock::new(),
             compile,
@@ -292,9 +297,7 @@ impl Quick {
     }
 
     fn problems(&self, value: &Value, at: &str) -> Vec<Finding> {
-        let quick = self
-            .quick
-            .get_or_init(|| Node::parse(self.quick_text).expect("an embedded schema is JSON"));
+        let quick = self.quick.get_or_init(self.read);
         if quick_schema::is_valid(quick, value, self.dialect) == Some(true) {
             return Vec::new();
         }

@@ -33,10 +33,17 @@ pub static DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
 /// The vendored definitions reduced to what a strategic merge reads (`properties`,
 /// `items`, `additionalProperties`, `$ref` and the `x-kubernetes-patch-*` strategy and
 /// key), generated ahead of time ([`merge_text`], a test compares): a run that merges a
-/// pod parses these 34 KB, not the 248 KB of upstream text with descriptions.
+/// pod reads these 34 KB (in their binary form), not the 248 KB of upstream text with
+/// descriptions.
 pub static MERGE_DEFINITIONS: LazyLock<Node<'static>> =
-    LazyLock::new(|| Node::parse(MERGE_VIEW).expect("schemas/kubernetes/v1.33-merge.json is JSON"));
+    LazyLock::new(|| Node::decode(MERGE_VIEW_BLOB));
 
+/// [`MERGE_VIEW`]'s binary form, written by build.rs (kubernetes/schema_blob.rs).
+const MERGE_VIEW_BLOB: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes-v1.33-merge.tree"));
+
+/// The committed text a run reads through [`MERGE_VIEW_BLOB`]; tests compare the two.
+#[cfg(test)]
 const MERGE_VIEW: &str = include_str!("../../schemas/kubernetes/v1.33-merge.json");
 
 /// The committed text of [`MERGE_DEFINITIONS`]: one line of JSON and a newline.
@@ -190,6 +197,18 @@ pub fn standalone(root: &str) -> Value {
 pub const POD_TEMPLATE_SPEC_QUICK: &str =
     include_str!("../../schemas/kubernetes/pod-template-spec.quick.json");
 
+/// [`POD_TEMPLATE_SPEC_QUICK`]'s binary form, written by build.rs
+/// (kubernetes/schema_blob.rs).
+const POD_TEMPLATE_SPEC_QUICK_BLOB: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/kubernetes-pod-template-spec.quick.tree"
+));
+
+/// The tree of [`POD_TEMPLATE_SPEC_QUICK`], read from its binary form.
+pub fn pod_template_spec_quick() -> Node<'static> {
+    Node::decode(POD_TEMPLATE_SPEC_QUICK_BLOB)
+}
+
 /// The committed text of a `*.quick.json`: `schema` stripped for the quick walk, one
 /// line of JSON and a newline.
 pub fn quick_text(schema: &Value) -> String {
@@ -202,6 +221,18 @@ pub fn quick_text(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a run decodes is what the committed JSON says.
+    #[test]
+    fn the_binary_forms_are_the_committed_json() {
+        for (text, blob) in [
+            (MERGE_VIEW, MERGE_VIEW_BLOB),
+            (POD_TEMPLATE_SPEC_QUICK, POD_TEMPLATE_SPEC_QUICK_BLOB),
+        ] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert!(Node::decode(blob).equals(&value));
+        }
+    }
 
     #[test]
     fn the_merge_view_is_the_generated_one() {

@@ -13,6 +13,7 @@ pub mod names;
 pub mod namespace;
 pub mod quantity;
 pub mod quick_schema;
+pub mod schema_blob;
 pub mod schema_tree;
 pub mod sidecars;
 

@@ -212,6 +212,29 @@ impl CrdRelease {
         }
     }
 
+    /// The binary form of [`strict_embedded`](Self::strict_embedded), written by
+    /// build.rs (kubernetes/schema_blob.rs): what a run reads.
+    fn strict_blob(self, kind: TrainerKind) -> &'static [u8] {
+        match (self, kind.is_runtime()) {
+            (CrdRelease::V2_1_0, false) => include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/trainer-v2.1.0-trainjobs.strict.tree"
+            )),
+            (CrdRelease::V2_1_0, true) => include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/trainer-v2.1.0-trainingruntimes.strict.tree"
+            )),
+            (CrdRelease::V2_3_0, false) => include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/trainer-v2.3.0-trainjobs.strict.tree"
+            )),
+            (CrdRelease::V2_3_0, true) => include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/trainer-v2.3.0-trainingruntimes.strict.tree"
+            )),
+        }
+    }
+
     fn index(self, kind: TrainerKind) -> usize {
         let release = match self {
             CrdRelease::V2_1_0 => 0,
@@ -350,7 +373,7 @@ fn compiled(crd: CrdRelease, kind: TrainerKind) -> &'static Compiled {
     COMPILED[crd.index(kind)].get_or_init(|| {
         let text = crd.strict_embedded(kind);
         Compiled {
-            tree: Node::parse(text).expect("schemas/trainer/*.strict.json is valid JSON"),
+            tree: Node::decode(crd.strict_blob(kind)),
             text,
             full: OnceLock::new(),
             tag: crd.tag(),
@@ -1195,6 +1218,17 @@ mod cel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a run decodes is what the committed strict JSON says.
+    #[test]
+    fn the_strict_binary_forms_are_the_committed_json() {
+        for crd in CrdRelease::ALL {
+            for kind in [TrainerKind::TrainJob, TrainerKind::TrainingRuntime] {
+                let value: Value = serde_json::from_str(crd.strict_embedded(kind)).unwrap();
+                assert!(Node::decode(crd.strict_blob(kind)).equals(&value));
+            }
+        }
+    }
 
     fn messages(findings: Vec<Finding>) -> Vec<String> {
         findings
