@@ -22,8 +22,7 @@ fn main() {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let value: serde_json::Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not JSON: {e}"));
-        let mut blob = Vec::new();
-        schema_blob::encode(&value, &mut blob);
+        let blob = schema_blob::encode(&value);
         let name = path
             .trim_start_matches("schemas/")
             .replace('/', "-")

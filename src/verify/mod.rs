@@ -32,9 +32,10 @@ use crate::rules::trainer;
 /// The schema of the PyTorchJob envelope rdmagen renders (`rdmagen schema pytorchjob`).
 pub const OUTPUT_SCHEMA: &str = include_str!("../../schemas/pytorchjob.schema.json");
 
-/// The tree of [`OUTPUT_SCHEMA`] for the quick walk.
+/// The tree of [`OUTPUT_SCHEMA`] for the quick walk, from the binary form build.rs
+/// writes of it.
 fn read_output_schema() -> Node<'static> {
-    Node::parse(OUTPUT_SCHEMA).expect("schemas/pytorchjob.schema.json is JSON")
+    Node::decode(include_bytes!(concat!(env!("OUT_DIR"), "/pytorchjob.tree")))
 }
 
 /// The replicas whose pod templates are checked; the envelope schema allows no other.
@@ -575,6 +576,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_envelope_schema_read_is_its_json() {
+        let value: Value = serde_json::from_str(OUTPUT_SCHEMA).expect("JSON");
+        let parsed = Node::parse(OUTPUT_SCHEMA).expect("JSON");
+        assert!(read_output_schema().equals(&value));
+        assert!(read_output_schema().identical(&parsed));
+    }
 
     #[test]
     fn same_is_equality_whatever_the_order_of_keys() {

@@ -231,6 +231,7 @@ mod tests {
         ] {
             let value: Value = serde_json::from_str(text).unwrap();
             assert!(Node::decode(blob).equals(&value));
+            assert!(Node::decode(blob).identical(&Node::parse(text).unwrap()));
         }
     }
 

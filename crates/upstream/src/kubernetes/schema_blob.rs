@@ -1,14 +1,21 @@
 //! The binary form of an embedded schema that a run reads instead of its JSON text
 //! ([`Node::decode`](crate::kubernetes::schema_tree::Node::decode)): written by the
-//! build script (crates/upstream/build.rs, which includes this file) from the committed
-//! JSON, so that a run does not tokenise 180 KB of JSON to read the schemas it walks
-//! (1.2 ms of a one-job TrainJob render, perf, issue 23). A test decodes every blob and
-//! requires the tree the JSON text gives.
+//! build scripts (crates/upstream/build.rs and the product's build.rs, which include
+//! this file) from the committed JSON, so that a run does not tokenise 230 KB of JSON to
+//! read the schemas it walks (1.2 ms of a one-job TrainJob render, perf, issue 23). A
+//! test decodes every blob and requires the tree the JSON text gives.
 //!
-//! Little-endian; a value is a tag byte and its payload: `0` null, `1` false, `2` true,
-//! `3` a u64, `4` an i64 (negative), `5` an f64 (8 bytes each), `6` a string (u32 byte
-//! length, UTF-8), `7` an array (u32 count, the items), `8` an object (u32 count, then
-//! each key as a string payload and its value). Numbers keep the kind serde_json read.
+//! Little-endian. The blob opens with its string table: a u32 byte length and every
+//! distinct string and key once, UTF-8, so that a run checks the UTF-8 of one slice
+//! rather than of each of some 40 000 strings (that check was a tenth of a one-job
+//! render's instructions, callgrind). The tree follows; a value is a tag byte and its
+//! payload: `0` null, `1` false, `2` true, `3` a u64, `4` an i64 (negative), `5` an f64
+//! (8 bytes each), `6` a string, `7` an array (u32 count, the items), `8` an object (u32
+//! count, then each key as a string and its value, then, from [`INDEXED`] entries, the
+//! entries' positions in the order of their keys, u32 each). A string is its u32 offset
+//! in the table and its u32 byte length. Numbers keep the kind serde_json read.
+
+use std::collections::HashMap;
 
 pub const NULL: u8 = 0;
 pub const FALSE: u8 = 1;
@@ -20,56 +27,92 @@ pub const STRING: u8 = 6;
 pub const ARRAY: u8 = 7;
 pub const OBJECT: u8 = 8;
 
-/// `value` in the binary form, appended to `out`.
-pub fn encode(value: &serde_json::Value, out: &mut Vec<u8>) {
-    use serde_json::Value;
-    match value {
-        Value::Null => out.push(NULL),
-        Value::Bool(false) => out.push(FALSE),
-        Value::Bool(true) => out.push(TRUE),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                out.push(U64);
-                out.extend_from_slice(&u.to_le_bytes());
-            } else if let Some(i) = n.as_i64() {
-                out.push(I64);
-                out.extend_from_slice(&i.to_le_bytes());
-            } else {
-                out.push(F64);
-                let f = n
-                    .as_f64()
-                    .expect("a serde_json number is a u64, an i64 or an f64");
-                out.extend_from_slice(&f.to_le_bytes());
+/// From this many entries an object carries the order of its keys, and a run looks a
+/// key up by a binary search through it rather than by a scan.
+pub const INDEXED: usize = 12;
+
+/// `value` in the binary form.
+pub fn encode(value: &serde_json::Value) -> Vec<u8> {
+    let mut writer = Writer::default();
+    writer.node(value);
+    let mut blob = Vec::with_capacity(4 + writer.table.len() + writer.tree.len());
+    count(writer.table.len(), &mut blob);
+    blob.extend_from_slice(writer.table.as_bytes());
+    blob.extend_from_slice(&writer.tree);
+    blob
+}
+
+#[derive(Default)]
+struct Writer<'v> {
+    table: String,
+    /// Where each string already in the table starts.
+    placed: HashMap<&'v str, usize>,
+    tree: Vec<u8>,
+}
+
+impl<'v> Writer<'v> {
+    fn node(&mut self, value: &'v serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::Null => self.tree.push(NULL),
+            Value::Bool(false) => self.tree.push(FALSE),
+            Value::Bool(true) => self.tree.push(TRUE),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    self.tree.push(U64);
+                    self.tree.extend_from_slice(&u.to_le_bytes());
+                } else if let Some(i) = n.as_i64() {
+                    self.tree.push(I64);
+                    self.tree.extend_from_slice(&i.to_le_bytes());
+                } else {
+                    self.tree.push(F64);
+                    let f = n
+                        .as_f64()
+                        .expect("a serde_json number is a u64, an i64 or an f64");
+                    self.tree.extend_from_slice(&f.to_le_bytes());
+                }
+            }
+            Value::String(s) => {
+                self.tree.push(STRING);
+                self.string(s);
+            }
+            Value::Array(items) => {
+                self.tree.push(ARRAY);
+                count(items.len(), &mut self.tree);
+                for item in items {
+                    self.node(item);
+                }
+            }
+            Value::Object(map) => {
+                self.tree.push(OBJECT);
+                count(map.len(), &mut self.tree);
+                for (key, v) in map {
+                    self.string(key);
+                    self.node(v);
+                }
+                if map.len() >= INDEXED {
+                    let keys: Vec<&String> = map.keys().collect();
+                    let mut order: Vec<usize> = (0..keys.len()).collect();
+                    order.sort_unstable_by_key(|&i| keys[i]);
+                    for i in order {
+                        count(i, &mut self.tree);
+                    }
+                }
             }
         }
-        Value::String(s) => {
-            out.push(STRING);
-            string(s, out);
-        }
-        Value::Array(items) => {
-            out.push(ARRAY);
-            count(items.len(), out);
-            for item in items {
-                encode(item, out);
-            }
-        }
-        Value::Object(map) => {
-            out.push(OBJECT);
-            count(map.len(), out);
-            for (key, v) in map {
-                string(key, out);
-                encode(v, out);
-            }
-        }
+    }
+
+    fn string(&mut self, s: &'v str) {
+        let at = *self.placed.entry(s).or_insert_with(|| {
+            self.table.push_str(s);
+            self.table.len() - s.len()
+        });
+        count(at, &mut self.tree);
+        count(s.len(), &mut self.tree);
     }
 }
 
 fn count(n: usize, out: &mut Vec<u8>) {
     let n = u32::try_from(n).expect("an embedded schema is smaller than 4 GiB");
     out.extend_from_slice(&n.to_le_bytes());
-}
-
-fn string(s: &str, out: &mut Vec<u8>) {
-    count(s.len(), out);
-    out.extend_from_slice(s.as_bytes());
 }

@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-use crate::kubernetes::schema_blob;
+use crate::kubernetes::schema_blob::{self, INDEXED};
 
 /// One JSON value, borrowing from the text it was parsed from. 24 bytes, and every
 /// array and object one allocation of its exact size: a run's schema trees are about a
@@ -36,12 +36,10 @@ pub enum Node<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object<'a> {
     entries: Box<[(Cow<'a, str>, Node<'a>)]>,
-    /// Positions in `entries`, sorted by key; empty below [`INDEXED`] entries.
+    /// Positions in `entries` in the order of their keys; empty below [`INDEXED`]
+    /// entries.
     sorted: Box<[u32]>,
 }
-
-/// From this many entries an object is looked up through its sorted index.
-const INDEXED: usize = 12;
 
 impl<'a> Node<'a> {
     /// `text` as a tree; `text` must be JSON (the embedded schemas are).
@@ -62,7 +60,7 @@ impl<'a> Node<'a> {
     /// JSON, strings borrowed from `blob`. Reading it is a few times faster than
     /// tokenising the text. A blob that is not one panics: the build script wrote it.
     pub fn decode(blob: &'a [u8]) -> Node<'a> {
-        let mut reader = Blob { rest: blob };
+        let mut reader = Blob::new(blob);
         let node = reader.node();
         assert!(reader.rest.is_empty(), "a schema blob holds one value");
         node
@@ -132,6 +130,33 @@ impl<'a> Node<'a> {
                     && a.iter()
                         .all(|(k, v)| b.get(k).is_some_and(|other| v.equals(other)))
             }
+            _ => false,
+        }
+    }
+
+    /// Whether this is `other` to the last detail a walk can see: the same values in
+    /// the same order, and the same key index of every object (a string the text
+    /// escapes equals the same string held as it is). What a test of a schema's binary
+    /// form requires of its decoded tree against the tree of its JSON.
+    pub fn identical(&self, other: &Node<'_>) -> bool {
+        match (self, other) {
+            (Node::Array(a), Node::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(a, b)| a.identical(b))
+            }
+            (Node::Object(a), Node::Object(b)) => {
+                a.sorted == b.sorted
+                    && a.entries.len() == b.entries.len()
+                    && a.entries
+                        .iter()
+                        .zip(b.entries.iter())
+                        .all(|((ka, va), (kb, vb))| ka == kb && va.identical(vb))
+            }
+            (Node::String(_) | Node::OwnedString(_), Node::String(_) | Node::OwnedString(_)) => {
+                self.as_str() == other.as_str()
+            }
+            (Node::Null, Node::Null) => true,
+            (Node::Bool(a), Node::Bool(b)) => a == b,
+            (Node::Number(a), Node::Number(b)) => a == b,
             _ => false,
         }
     }
@@ -242,12 +267,24 @@ fn first_place_last_value<'a>(
     kept
 }
 
-/// A reader of a schema's binary form.
+/// A reader of a schema's binary form: its string table, and the tree still to read.
 struct Blob<'a> {
+    table: &'a str,
     rest: &'a [u8],
 }
 
 impl<'a> Blob<'a> {
+    fn new(blob: &'a [u8]) -> Self {
+        let mut reader = Blob {
+            table: "",
+            rest: blob,
+        };
+        let n = reader.count();
+        reader.table =
+            std::str::from_utf8(reader.take(n)).expect("a schema blob's string table is UTF-8");
+        reader
+    }
+
     fn take(&mut self, n: usize) -> &'a [u8] {
         let (taken, rest) = self.rest.split_at(n);
         self.rest = rest;
@@ -263,8 +300,9 @@ impl<'a> Blob<'a> {
     }
 
     fn str(&mut self) -> &'a str {
+        let at = self.count();
         let n = self.count();
-        std::str::from_utf8(self.take(n)).expect("a schema blob's strings are UTF-8")
+        &self.table[at..at + n]
     }
 
     fn node(&mut self) -> Node<'a> {
@@ -288,7 +326,14 @@ impl<'a> Blob<'a> {
                 let entries = (0..n)
                     .map(|_| (Cow::Borrowed(self.str()), self.node()))
                     .collect();
-                Node::Object(Box::new(Object::new(entries)))
+                // The blob was written from a serde_json map: no key repeats, and from
+                // INDEXED entries the order of the keys follows.
+                let sorted: Box<[u32]> = if n >= INDEXED {
+                    (0..n).map(|_| self.count() as u32).collect()
+                } else {
+                    Box::new([])
+                };
+                Node::Object(Box::new(Object { entries, sorted }))
             }
             other => panic!("a schema blob has no tag {other}"),
         }
@@ -471,6 +516,49 @@ mod tests {
                 (None, None) => {}
                 (node, v) => panic!("{pointer:?}: {node:?} and {v:?}"),
             }
+        }
+    }
+
+    /// A text's binary form decodes to the tree of its text, shared strings and the
+    /// key index included, and `identical` tells a change of order or of a value.
+    #[test]
+    fn the_binary_form_decodes_to_the_tree_of_its_text() {
+        let text = r#"{"b": "x\ny", "a": [1, -2, 3.5, null, true, false, "b"],
+            "big": {"k9":9,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k0":0,"k10":10,"k11":"a"},
+            "small": {"z": {}, "y": []}}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        let blob = schema_blob::encode(&value);
+        let tree = Node::parse(text).unwrap();
+        assert!(Node::decode(&blob).identical(&tree));
+        assert_eq!(
+            Node::decode(&blob).pointer("/big/k0"),
+            Some(&Node::Number(0.into()))
+        );
+        assert_eq!(Node::decode(&blob).pointer("/big/k12"), None);
+        // Each distinct string is in the table once ("a" and "b" are keys and values).
+        fn strings<'v>(value: &'v Value, seen: &mut std::collections::BTreeSet<&'v str>) {
+            match value {
+                Value::String(s) => {
+                    seen.insert(s);
+                }
+                Value::Array(items) => items.iter().for_each(|v| strings(v, seen)),
+                Value::Object(map) => map.iter().for_each(|(k, v)| {
+                    seen.insert(k);
+                    strings(v, seen)
+                }),
+                _ => {}
+            }
+        }
+        let mut distinct = std::collections::BTreeSet::new();
+        strings(&value, &mut distinct);
+        let table = u32::from_le_bytes(blob[..4].try_into().unwrap()) as usize;
+        assert_eq!(table, distinct.iter().map(|s| s.len()).sum::<usize>());
+        for other in [
+            r#"{"a": [1, -2, 3.5, null, true, false, "b"], "b": "x\ny"}"#,
+            r#"{"b": "x\ny", "a": [1, -2, 3.5, null, true, false, "c"]}"#,
+            r#"{"b": "x\ny", "a": [1, -2, 3.5, null, true, false]}"#,
+        ] {
+            assert!(!Node::parse(other).unwrap().identical(&tree), "{other}");
         }
     }
 }

@@ -1226,6 +1226,8 @@ mod tests {
             for kind in [TrainerKind::TrainJob, TrainerKind::TrainingRuntime] {
                 let value: Value = serde_json::from_str(crd.strict_embedded(kind)).unwrap();
                 assert!(Node::decode(crd.strict_blob(kind)).equals(&value));
+                let parsed = Node::parse(crd.strict_embedded(kind)).unwrap();
+                assert!(Node::decode(crd.strict_blob(kind)).identical(&parsed));
             }
         }
     }
