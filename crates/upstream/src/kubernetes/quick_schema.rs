@@ -43,7 +43,12 @@ pub fn is_valid(schema: &Node, instance: &Value, dialect: Dialect) -> Verdict {
 /// Whether `instance` is valid against `schema`, a part of the document `root` in
 /// which its `$ref`s resolve (one file holding several schemas and the definitions
 /// they share).
-pub fn is_valid_at(root: &Node, schema: &Node, instance: &Value, dialect: Dialect) -> Verdict {
+pub fn is_valid_at<'a>(
+    root: &Node<'a>,
+    schema: &Node<'a>,
+    instance: &Value,
+    dialect: Dialect,
+) -> Verdict {
     Walk { root, dialect }.node(schema, instance, 0)
 }
 

@@ -12,7 +12,9 @@
 //! payload: `0` null, `1` false, `2` true, `3` a u64, `4` an i64 (negative), `5` an f64
 //! (8 bytes each), `6` a string, `7` an array (u32 count, the items), `8` an object (u32
 //! count, then each key as a string and its value, then, from [`INDEXED`] entries, the
-//! entries' positions in the order of their keys, u32 each). A string is its u32 offset
+//! entries' positions in the order of their keys, u32 each). An array's or object's
+//! payload is preceded by its u32 byte length, so that a reader can leave a value it
+//! may never need unread ([`LATER_FROM`]). A string is its u32 offset
 //! in the table and its u32 byte length. Numbers keep the kind serde_json read.
 
 use std::collections::HashMap;
@@ -30,6 +32,11 @@ pub const OBJECT: u8 = 8;
 /// From this many entries an object carries the order of its keys, and a run looks a
 /// key up by a binary search through it rather than by a scan.
 pub const INDEXED: usize = 12;
+
+/// From this many bytes an array or object that is an object's value is read only when
+/// a walk first asks for it; smaller ones are read with their object, which costs less
+/// than keeping their place.
+pub const LATER_FROM: usize = 256;
 
 /// `value` in the binary form.
 pub fn encode(value: &serde_json::Value) -> Vec<u8> {
@@ -78,13 +85,16 @@ impl<'v> Writer<'v> {
             }
             Value::Array(items) => {
                 self.tree.push(ARRAY);
+                let length_at = self.placeholder();
                 count(items.len(), &mut self.tree);
                 for item in items {
                     self.node(item);
                 }
+                self.fill(length_at);
             }
             Value::Object(map) => {
                 self.tree.push(OBJECT);
+                let length_at = self.placeholder();
                 count(map.len(), &mut self.tree);
                 for (key, v) in map {
                     self.string(key);
@@ -98,8 +108,20 @@ impl<'v> Writer<'v> {
                         count(i, &mut self.tree);
                     }
                 }
+                self.fill(length_at);
             }
         }
+    }
+
+    /// Room for a payload's byte length, filled in by [`Writer::fill`] when it ends.
+    fn placeholder(&mut self) -> usize {
+        self.tree.extend_from_slice(&[0; 4]);
+        self.tree.len()
+    }
+
+    fn fill(&mut self, payload_at: usize) {
+        let n = u32::try_from(self.tree.len() - payload_at).expect("a schema is below 4 GiB");
+        self.tree[payload_at - 4..payload_at].copy_from_slice(&n.to_le_bytes());
     }
 
     fn string(&mut self, s: &'v str) {
