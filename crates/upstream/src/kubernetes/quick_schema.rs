@@ -550,25 +550,7 @@ mod tests {
         }"#;
         let root: Value = serde_json::from_str(text).unwrap();
         let tree = Node::parse(text).unwrap();
-        for pointer in [
-            "",
-            "/",
-            "/definitions",
-            "/definitions/a",
-            "/definitions/a/type",
-            "/definitions/missing",
-            "/definitions/b~1c",
-            "/definitions/d~0e",
-            "/definitions/",
-            "/definitions//f",
-            "/list/0/g",
-            "/list/1",
-            "/list/01",
-            "/list/2",
-            "/definitions/a/type/deeper",
-            "definitions",
-            "#/definitions",
-        ] {
+        for &pointer in crate::kubernetes::schema_tree::POINTERS {
             match (resolve(&tree, pointer), root.pointer(pointer)) {
                 (Some(node), Some(value)) => assert!(node.equals(value), "{pointer:?}"),
                 (None, None) => {}

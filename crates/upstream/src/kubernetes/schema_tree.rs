@@ -536,6 +536,34 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// JSON Pointers that tests resolve both in a tree and in serde_json's `Value` of the
+/// same text (escapes, empty tokens, array indices read as serde_json reads them).
+#[cfg(test)]
+pub(crate) const POINTERS: &[&str] = &[
+    "",
+    "/",
+    "/definitions",
+    "/definitions/a",
+    "/definitions/a/type",
+    "/definitions/missing",
+    "/definitions/b~1c",
+    "/definitions/d~0e",
+    "/definitions/",
+    "/definitions//f",
+    "/list/0/g",
+    "/list/1",
+    "/list/01",
+    "/list/+1",
+    "/list/2",
+    "/definitions/a/type/deeper",
+    "/big/k3",
+    "/big/k11",
+    "/big/k12",
+    "/esc\"aped",
+    "definitions",
+    "#/definitions",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,30 +593,7 @@ mod tests {
                 ("j", &Node::Number(2.into()))
             ]
         );
-        for pointer in [
-            "",
-            "/",
-            "/definitions",
-            "/definitions/a",
-            "/definitions/a/type",
-            "/definitions/missing",
-            "/definitions/b~1c",
-            "/definitions/d~0e",
-            "/definitions/",
-            "/definitions//f",
-            "/list/0/g",
-            "/list/1",
-            "/list/01",
-            "/list/+1",
-            "/list/2",
-            "/definitions/a/type/deeper",
-            "/big/k3",
-            "/big/k11",
-            "/big/k12",
-            "/esc\"aped",
-            "definitions",
-            "#/definitions",
-        ] {
+        for &pointer in POINTERS {
             match (tree.pointer(pointer), value.pointer(pointer)) {
                 (Some(node), Some(v)) => assert!(node.equals(v), "{pointer:?}"),
                 (None, None) => {}
