@@ -14,6 +14,7 @@ const SCHEMAS: &[&str] = &[
     "schemas/trainer/v2.1.0/trainingruntimes.strict.json",
     "schemas/trainer/v2.3.0/trainjobs.strict.json",
     "schemas/trainer/v2.3.0/trainingruntimes.strict.json",
+    "schemas/mpi-operator/v0.8.0/mpijobs.strict.json",
 ];
 
 fn main() {

@@ -22,3 +22,32 @@ pub const PYTORCHJOB_FRAMEWORK: &str = "kubeflow.org/pytorchjob";
 
 /// The Kueue framework that manages TrainJobs, on by default from v0.14.
 pub const TRAINJOB_FRAMEWORK: &str = "trainer.kubeflow.org/trainjob";
+
+/// The Kueue framework that manages MPIJobs (kubeflow/mpi-operator v2beta1), on in the
+/// shipped manager config from v0.6 through v0.19.2 (config/components/manager/
+/// controller_manager_config.yaml). Kueue suspends an MPIJob through
+/// `spec.runPolicy.suspend` and makes one pod set per replica type, Launcher then Worker
+/// (pkg/controller/jobs/mpijob/mpijob_controller.go:88-133).
+pub const MPIJOB_FRAMEWORK: &str = "kubeflow.org/mpijob";
+
+/// A Kueue framework and whether the manager config Kueue v0.19.2 ships enables it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framework {
+    pub name: &'static str,
+    pub on_by_default: bool,
+}
+
+impl Framework {
+    pub const PYTORCHJOB: Framework = Framework {
+        name: PYTORCHJOB_FRAMEWORK,
+        on_by_default: false,
+    };
+    pub const MPIJOB: Framework = Framework {
+        name: MPIJOB_FRAMEWORK,
+        on_by_default: true,
+    };
+    pub const TRAINJOB: Framework = Framework {
+        name: TRAINJOB_FRAMEWORK,
+        on_by_default: true,
+    };
+}

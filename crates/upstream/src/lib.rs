@@ -15,3 +15,4 @@ pub mod multus;
 pub mod nccl;
 pub mod packages;
 pub mod platform;
+pub mod shell;

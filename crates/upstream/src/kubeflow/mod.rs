@@ -2,5 +2,6 @@
 //! objects rdmagen writes and lints, transcribed once with tag:path:line so that the
 //! plan, `render`'s checks and `lint` read the same copy.
 
+pub mod mpi;
 pub mod operator;
 pub mod trainer;

@@ -81,7 +81,7 @@ use crate::kubernetes::schema_tree::Node;
 // The releases and the apiVersion are facts of the Trainer room, named here for the
 // CRD checks' callers.
 use crate::diagnostics::message::{
-    MAX_QUOTED, path_or_root, pointer_segment, quoted, schema_message,
+    path_or_root, pointer_segment, quoted, schema_message, unexpected_field,
 };
 pub use crate::kubeflow::trainer::API_VERSION;
 use crate::kubeflow::trainer::effective::items;
@@ -484,15 +484,7 @@ fn unknown_field(
     crd: CrdRelease,
     release: Version,
 ) -> String {
-    let at = path_or_root(path);
-    let mut message = if field.len() <= MAX_QUOTED {
-        format!("'{field}' was unexpected at {at}")
-    } else {
-        format!(
-            "a field name of {} bytes was unexpected at {at}",
-            field.len()
-        )
-    };
+    let mut message = unexpected_field(field, path);
     message.push_str(&format!(
         ": the Trainer {} {} CRD has no such field, so the API server drops it",
         crd.tag(),

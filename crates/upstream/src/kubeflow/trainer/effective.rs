@@ -143,6 +143,24 @@ pub fn effective_pod(
     train_job_spec: &Value,
     release: Release,
 ) -> Value {
+    let mut pod = patched_pod(job, runtime_pod, train_job_spec, release);
+    let trainer = &train_job_spec["trainer"];
+    if let Some(container) = node_container_mut(&mut pod) {
+        apply_resources(container, trainer, release);
+        apply_image(container, trainer);
+        apply_env(container, trainer);
+    }
+    pod
+}
+
+/// `runtime_pod`, the pod template of replicated job `job`, with the TrainJob's
+/// patches for that job on `release` merged in.
+pub fn patched_pod(
+    job: &str,
+    runtime_pod: &Value,
+    train_job_spec: &Value,
+    release: Release,
+) -> Value {
     let mut pod = runtime_pod.clone();
     let field = release.patch_field();
     for patch in pod_patches(train_job_spec) {
@@ -155,63 +173,89 @@ pub fn effective_pod(
             );
         }
     }
-    let trainer = &train_job_spec["trainer"];
-    let given = |field: &str| trainer.get(field).filter(|v| !v.is_null());
-    let Some(container) = node_container_mut(&mut pod) else {
-        return pod;
+    pod
+}
+
+/// A field of the TrainJob's `trainer` that is written: a Go pointer or slice, so a
+/// field written `null` is a field not written.
+fn given<'a>(trainer: &'a Value, field: &str) -> Option<&'a Value> {
+    trainer.get(field).filter(|v| !v.is_null())
+}
+
+/// `trainer.resourcesPerNode` on the `node` container, as `release` applies it.
+pub fn apply_resources(container: &mut Map<String, Value>, trainer: &Value, release: Release) {
+    let Some(asked) = given(trainer, "resourcesPerNode") else {
+        return;
     };
-    if let Some(asked) = given("resourcesPerNode") {
-        match release.resources_per_node() {
-            ResourcesPerNode::Replaces => {
-                container.insert("resources".to_owned(), asked.clone());
-            }
-            ResourcesPerNode::Merges => {
-                let mut resources = match container.remove("resources") {
-                    Some(Value::Object(map)) => map,
-                    _ => Map::new(),
+    match release.resources_per_node() {
+        ResourcesPerNode::Replaces => {
+            container.insert("resources".to_owned(), asked.clone());
+        }
+        ResourcesPerNode::Merges => {
+            let mut resources = match container.remove("resources") {
+                Some(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            for section in ["limits", "requests"] {
+                let Some(Value::Object(keys)) = asked.get(section) else {
+                    continue;
                 };
-                for section in ["limits", "requests"] {
-                    let Some(Value::Object(keys)) = asked.get(section) else {
-                        continue;
-                    };
-                    let merged = resources
-                        .entry(section)
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if !merged.is_object() {
-                        *merged = Value::Object(Map::new());
-                    }
-                    if let Value::Object(merged) = merged {
-                        for (name, quantity) in keys {
-                            merged.insert(name.clone(), quantity.clone());
-                        }
+                let merged = resources
+                    .entry(section)
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !merged.is_object() {
+                    *merged = Value::Object(Map::new());
+                }
+                if let Value::Object(merged) = merged {
+                    for (name, quantity) in keys {
+                        merged.insert(name.clone(), quantity.clone());
                     }
                 }
-                container.insert("resources".to_owned(), Value::Object(resources));
             }
+            container.insert("resources".to_owned(), Value::Object(resources));
         }
     }
+}
+
+/// `trainer.image`, `command` and `args`, each replacing the container's.
+pub fn apply_image(container: &mut Map<String, Value>, trainer: &Value) {
     for field in ["image", "command", "args"] {
-        if let Some(value) = given(field) {
+        if let Some(value) = given(trainer, field) {
             container.insert(field.to_owned(), value.clone());
         }
     }
-    if let Some(Value::Array(asked)) = given("env") {
-        let env = container
-            .entry("env")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if !env.is_array() {
-            *env = Value::Array(Vec::new());
-        }
-        if let Value::Array(env) = env {
-            for var in asked {
-                match env.iter_mut().find(|e| e.get("name") == var.get("name")) {
-                    Some(slot) => *slot = var.clone(),
-                    None => env.push(var.clone()),
-                }
+}
+
+/// `trainer.env`, upserted by name into the container's env.
+pub fn apply_env(container: &mut Map<String, Value>, trainer: &Value) {
+    if let Some(Value::Array(asked)) = given(trainer, "env") {
+        upsert_env(container, asked);
+    }
+}
+
+/// `vars` upserted by name into the container's env (`apply.UpsertEnvVars`: a
+/// variable of the same name is replaced in place, a new one appended).
+pub fn upsert_env(container: &mut Map<String, Value>, vars: &[Value]) {
+    upsert(container, "env", vars, "name");
+}
+
+/// `items` upserted into list `field` of `object` by `key`, in place or appended
+/// (T@v2.3.0 pkg/apply/apply.go:37-59: env and volumes by name, mounts by mount path).
+pub fn upsert(object: &mut Map<String, Value>, field: &str, items: &[Value], key: &str) {
+    let list = object
+        .entry(field)
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    if let Value::Array(list) = list {
+        for item in items {
+            match list.iter_mut().find(|e| e.get(key) == item.get(key)) {
+                Some(slot) => *slot = item.clone(),
+                None => list.push(item.clone()),
             }
         }
     }
-    pod
 }
 
 /// The `node` container of a pod template, to change in place.

@@ -4,6 +4,7 @@
 
 pub mod crd;
 pub mod effective;
+pub mod mpi;
 pub mod release;
 
 pub use effective::{PatchField, PodPatch, effective_pod, node_container_mut, pod_patches};
