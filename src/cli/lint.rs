@@ -96,8 +96,12 @@ pub fn run(args: &LintArgs, s: &super::Settings, io: &mut Streams<'_>) -> Result
         n => format!(" and {n} PersistentVolume(Claim)(s)"),
     };
     let mut objects = Vec::new();
-    if linted.jobs > 0 || linted.train_jobs + linted.runtimes == 0 {
-        objects.push(format!("{} PyTorchJob(s)", linted.jobs));
+    let others = linted.train_jobs + linted.runtimes + linted.mpi_jobs;
+    if linted.jobs > linted.mpi_jobs || others == 0 {
+        objects.push(format!("{} PyTorchJob(s)", linted.jobs - linted.mpi_jobs));
+    }
+    if linted.mpi_jobs > 0 {
+        objects.push(format!("{} MPIJob(s)", linted.mpi_jobs));
     }
     if linted.train_jobs > 0 {
         objects.push(format!("{} TrainJob(s)", linted.train_jobs));

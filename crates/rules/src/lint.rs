@@ -29,6 +29,8 @@ pub struct Linted {
     pub sources: Sources,
     pub files: usize,
     pub jobs: usize,
+    /// Of `jobs`, the MPIJobs.
+    pub mpi_jobs: usize,
     /// PersistentVolume and PersistentVolumeClaim documents.
     pub volumes_and_claims: usize,
     /// TrainJobs, and TrainingRuntimes with ClusterTrainingRuntimes.
@@ -90,6 +92,7 @@ impl Linted {
     fn absorb(&mut self, file: Linted) {
         self.findings.extend(file.findings);
         self.jobs += file.jobs;
+        self.mpi_jobs += file.mpi_jobs;
         self.volumes_and_claims += file.volumes_and_claims;
         self.train_jobs += file.train_jobs;
         self.runtimes += file.runtimes;
@@ -255,6 +258,16 @@ fn lint_object(
         linted.volumes_and_claims += 1;
         return;
     }
+    if crate::mpijob::is_mpijob(value) {
+        linted.jobs += 1;
+        linted.mpi_jobs += 1;
+        for mut finding in crate::mpijob::check(value, &facts.or_written(value)) {
+            let pointer = finding.pointer.as_deref().unwrap_or("");
+            finding.location = Some(locate(pointer));
+            linted.findings.add(finding);
+        }
+        return;
+    }
     if !manifest::is_pytorchjob(value) {
         if let Some((pointer, why)) = near_miss(value) {
             linted
@@ -293,12 +306,13 @@ fn read_annotations(doc: &Document, suppressions: &mut Suppressions) {
     for object in objects {
         let own = annotation(object).and_then(Node::as_str);
         let mut annotated = vec![object];
-        let replicas = object
-            .get("spec")
-            .and_then(|s| s.get("pytorchReplicaSpecs"));
         let mut templates: Vec<&Node> = Vec::new();
-        if let Some(NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
-            templates.extend(entries.iter().filter_map(|(_, r)| r.get("template")));
+        // A PyTorchJob's or an MPIJob's replica specs.
+        for key in ["pytorchReplicaSpecs", "mpiReplicaSpecs"] {
+            let replicas = object.get("spec").and_then(|s| s.get(key));
+            if let Some(NodeKind::Mapping(entries)) = replicas.map(|r| &r.kind) {
+                templates.extend(entries.iter().filter_map(|(_, r)| r.get("template")));
+            }
         }
         // A runtime's spec.template.spec.replicatedJobs[].template.spec.template.
         let jobs = ["spec", "template", "spec", "replicatedJobs"]

@@ -39,6 +39,8 @@ pub const PLATFORM_ANNOTATION: &str = "rdmagen.io/platform";
 pub const OPERATOR_ANNOTATION: &str = "rdmagen.io/operator";
 pub const TRAINER_ANNOTATION: &str = "rdmagen.io/trainer";
 pub const KUBERNETES_ANNOTATION: &str = "rdmagen.io/kubernetes";
+/// The mpi-operator release an MPIJob was written for.
+pub const MPI_OPERATOR_ANNOTATION: &str = "rdmagen.io/mpi-operator";
 
 /// The version an object's annotation `key` gives, when it gives one.
 pub fn written_version(object: &Value, key: &str) -> Option<crate::version::Version> {
@@ -770,6 +772,10 @@ fn host_rdma_devices(pod: &Value) -> bool {
     pod["hostNetwork"] == true
 }
 
+/// A memory-backed /dev/shm: an emptyDir with medium Memory, or the node's own
+/// /dev/shm through a hostPath, a tmpfs on systemd hosts (systemd's mount table,
+/// src/shared/mount-setup.c) rather than the runtime's 64 MiB, as AWS's public
+/// nccl-tests MPIJob mounts it (tests/lint/public/SOURCE.md).
 fn has_memory_shm(pod: &Value, c: &Value) -> bool {
     let mounts = c["volumeMounts"]
         .as_array()
@@ -787,9 +793,12 @@ fn has_memory_shm(pod: &Value, c: &Value) -> bool {
                 .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
         })
         .any(|m| {
-            volumes
-                .iter()
-                .any(|v| v["name"] == m["name"] && v["emptyDir"]["medium"] == "Memory")
+            volumes.iter().filter(|v| v["name"] == m["name"]).any(|v| {
+                v["emptyDir"]["medium"] == "Memory"
+                    || v["hostPath"]["path"]
+                        .as_str()
+                        .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
+            })
         })
 }
 

@@ -36,7 +36,19 @@ impl<'a> PodTemplate<'a> {
 
 /// The pod templates of a PyTorchJob's replicas, in the order the manifest has them.
 pub fn of_pytorchjob(doc: &Value) -> Vec<PodTemplate<'_>> {
-    doc["spec"]["pytorchReplicaSpecs"]
+    of_replica_specs(doc, "pytorchReplicaSpecs")
+}
+
+/// The pod templates of an MPIJob's replicas (`Launcher`, `Worker`), in the order the
+/// manifest has them.
+pub fn of_mpijob(doc: &Value) -> Vec<PodTemplate<'_>> {
+    of_replica_specs(doc, "mpiReplicaSpecs")
+}
+
+/// The pod template of each replica of `spec.<field>`, a map of role to replica spec
+/// (the Kubeflow v1 and mpi-operator layout), in the manifest's order.
+fn of_replica_specs<'a>(doc: &'a Value, field: &str) -> Vec<PodTemplate<'a>> {
+    doc["spec"][field]
         .as_object()
         .into_iter()
         .flatten()
@@ -44,10 +56,7 @@ pub fn of_pytorchjob(doc: &Value) -> Vec<PodTemplate<'_>> {
             name: role,
             holder: replica,
             template: &replica["template"],
-            at: format!(
-                "/spec/pytorchReplicaSpecs/{}/template",
-                pointer_segment(role)
-            ),
+            at: format!("/spec/{field}/{}/template", pointer_segment(role)),
         })
         .collect()
 }
@@ -89,6 +98,19 @@ mod tests {
             found
                 .iter()
                 .all(|t| job.pointer(&t.spec_at()) == Some(t.spec()))
+        );
+
+        let mpi = json!({"spec": {"mpiReplicaSpecs": {
+            "Launcher": {"template": {"spec": {"containers": []}}},
+            "Worker": {"template": {"spec": {"containers": []}}},
+        }}});
+        let found = of_mpijob(&mpi);
+        let names: Vec<&str> = found.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["Launcher", "Worker"]);
+        assert!(
+            found
+                .iter()
+                .all(|t| mpi.pointer(&t.spec_at()) == Some(t.spec()))
         );
 
         let runtime = json!({"spec": {"template": {"spec": {"replicatedJobs": [

@@ -39,6 +39,20 @@ pub fn path_or_root(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
+/// `'FIELD' was unexpected at PATH`, the start of a strict CRD check's message (the
+/// words jsonschema uses), with a field name too long to quote given by its length.
+pub fn unexpected_field(field: &str, path: &str) -> String {
+    let at = path_or_root(path);
+    if field.len() <= MAX_QUOTED {
+        format!("'{field}' was unexpected at {at}")
+    } else {
+        format!(
+            "a field name of {} bytes was unexpected at {at}",
+            field.len()
+        )
+    }
+}
+
 /// The first `max` of `found`, the last saying how many more there were `about` (a
 /// subject: "this container's resources"). A manifest may hold tens of thousands of
 /// keys, and each finding is located in the file and printed.
