@@ -39,15 +39,20 @@ pub struct SmokeTestArgs {
     /// GPUs per pod [default: every GPU of a node, the pool's gpu.perNode].
     #[arg(long, value_name = "G")]
     pub gpus: Option<u32>,
-    /// The container image [nccl default: nvcr.io/nvidia/pytorch:24.10-py3;
-    /// perftest: required, an image with ib_write_bw]. Your training image tests
-    /// what your jobs run.
+    /// The container image [nccl default: nvcr.io/nvidia/pytorch:24.10-py3 under
+    /// torchrun, ghcr.io/coreweave/nccl-tests under mpirun; perftest: required, an
+    /// image with ib_write_bw]. Your training image tests what your jobs run.
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// nccl: an all-reduce bandwidth sweep with torch.distributed, printed as
     /// nccl-tests' all_reduce_perf table; perftest: ib_write_bw between two pods.
     #[arg(long, value_enum, default_value_t = Tool::Nccl)]
     pub tool: Tool,
+    /// How the nccl test starts a rank per GPU [default: mpirun where the pool sets
+    /// target.mpiOperator, else torchrun]. mpirun: nccl-tests' all_reduce_perf as an
+    /// MPIJob; torchrun: the all-reduce script with torch.distributed.
+    #[arg(long, value_enum, value_name = "LAUNCHER")]
+    pub launcher: Option<smoke::Launcher>,
     /// Write DIR/<name>/configmap.yaml and the job's manifests instead of stdout,
     /// replacing DIR's tree in one step as `render -o` does.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -91,6 +96,7 @@ pub fn run(args: &SmokeTestArgs, s: &super::Settings, io: &mut Streams<'_>) -> R
         gpus: args.gpus,
         image: args.image.clone(),
         tool: args.tool,
+        launcher: args.launcher,
     };
     let smoke = smoke::prepare(&options, pool.as_ref()).map_err(Error::Usage)?;
     let renderer = Renderer::new(None)?;

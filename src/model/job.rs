@@ -65,6 +65,9 @@ pub struct JobSpec {
     /// Working directory of the container.
     #[serde(default)]
     pub working_dir: Option<String>,
+    /// The MPIJob of `launcher: mpirun`: the image's MPI and its user's ssh directory.
+    #[serde(default)]
+    pub mpi: Option<MpiSettings>,
     /// Extra environment variables of the container: a value, or
     /// `{valueFrom: <EnvVarSource>}` (a Secret or ConfigMap key, a pod field, a resource).
     #[serde(default)]
@@ -257,6 +260,37 @@ pub enum Launcher {
     Legacy,
     /// The command runs as given.
     None,
+    /// An MPIJob (the pool's `target.mpiOperator`): its launcher runs `mpirun` with
+    /// `command` (or `python <script> <args>`) once per GPU of every node.
+    Mpirun,
+}
+
+/// How a job's MPIJob runs `mpirun` (with `launcher: mpirun`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MpiSettings {
+    /// The MPI in the image: `OpenMPI` (the default), `Intel` or `MPICH`.
+    #[serde(default)]
+    pub implementation: Option<MpiImplementation>,
+    /// The `.ssh` directory of the image's user, where the mpi-operator mounts the
+    /// job's ssh key (default `/root/.ssh`: the image runs as root).
+    #[serde(default)]
+    pub ssh_auth_mount_path: Option<String>,
+    /// The launcher runs ranks too, on a node of its own (the MPIJob's
+    /// `runLauncherAsWorker`): the job's first node is the launcher's pod, with the
+    /// workers' GPUs and RDMA devices, and the others are Workers. Default false.
+    #[serde(default)]
+    pub launcher_as_worker: Option<bool>,
+}
+
+/// The MPI implementations the mpi-operator knows (`spec.mpiImplementation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum MpiImplementation {
+    #[serde(rename = "OpenMPI")]
+    OpenMpi,
+    Intel,
+    #[serde(rename = "MPICH")]
+    Mpich,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]

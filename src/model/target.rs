@@ -42,6 +42,12 @@ pub struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "Option<VersionSchema>")]
     pub nccl: Option<Version>,
+    /// The Kubeflow mpi-operator release the cluster also runs, e.g. "0.8" (a
+    /// PyTorchJob-API pool). With it, a job with `launcher: mpirun` is written as an
+    /// MPIJob (`kubeflow.org/v2beta1`).
+    #[serde(default)]
+    #[schemars(with = "Option<VersionSchema>")]
+    pub mpi_operator: Option<Version>,
     /// Whether the operator runs with `--gang-scheduler-name=volcano` (it then creates
     /// one PodGroup per job and reads runPolicy.schedulingPolicy).
     #[serde(default)]

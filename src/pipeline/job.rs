@@ -7,7 +7,7 @@ use crate::diagnostics::{Findings, Rule, Suppressions};
 use crate::model::{JobDocument, Loaded, PoolDocument};
 use crate::pipeline::partial::Partial;
 use crate::pipeline::render_one::render_one;
-use crate::pipeline::rendered::RenderedJob;
+use crate::pipeline::rendered::{OutputFile, RenderedJob};
 use crate::pipeline::run::Run;
 use crate::pipeline::sink::Order;
 use crate::plan;
@@ -109,7 +109,19 @@ fn render_job(
     let from = findings.len();
     let mut plan = plan::resolve(job, pool, findings);
     check_namespace(job, findings);
-    if let Some(trainer) = plan.target.trainer() {
+    let mut runtime_file = None;
+    if let (Some(trainer), true) = (plan.target.trainer(), plan.mpi_job.is_some()) {
+        // The job's own MPI runtime, rendered and verified before its TrainJob, which
+        // is judged with it.
+        let mut runtime = plan::trainer::mpi_runtime(job, pool, &mut plan, trainer)?;
+        let file = format!("{dir}/{}", super::runtimes::MPI_RUNTIME_FILE);
+        let text =
+            super::runtimes::render_own(run.writer(), job, pool, &file, &mut runtime, findings)?;
+        plan.train_job = Some(plan::trainer::mpi_train_job(
+            job, &mut plan, &runtime, findings,
+        ));
+        runtime_file = Some(OutputFile { path: file, text });
+    } else if let Some(trainer) = plan.target.trainer() {
         // A Trainer pool whose runtime failed is broken: its errors were reported.
         let gpus = job.value.spec.gpus_per_node;
         let shape = |whole: &_| RuntimeShape::of(gpus, &plan, whole);
@@ -142,7 +154,7 @@ fn render_job(
         findings.retain_from(from, |f| !reported.contains(&f.rule));
         run.judge.fails(findings, from, &own)
     };
-    render_one(
+    let mut rendered = render_one(
         run.renderer,
         run.verifier,
         &judge,
@@ -150,7 +162,12 @@ fn render_job(
         &plan,
         dir,
         findings,
-    )
+    )?;
+    // The runtime first, so that a stream applies it before the TrainJob that names it.
+    if let Some(file) = runtime_file {
+        rendered.files.insert(0, file);
+    }
+    Some(rendered)
 }
 
 fn shown_namespace(namespace: Option<&str>) -> String {

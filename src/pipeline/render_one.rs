@@ -45,9 +45,10 @@ pub(super) fn render_one(
     // The job's manifest, built as a value from the plan and checked as that value;
     // one a user's template lays out (`--templates`) is rendered and parsed back.
     type Check = fn(&Verifier, &str, &Plan) -> Vec<Finding>;
-    let (template, file, check): (_, _, Check) = match plan.train_job {
-        Some(_) => (render::TRAINJOB, "trainjob.yaml", Verifier::trainjob_text),
-        None => (
+    let (template, file, check): (_, _, Check) = match (&plan.train_job, &plan.mpi_job) {
+        (Some(_), _) => (render::TRAINJOB, "trainjob.yaml", Verifier::trainjob_text),
+        (None, Some(_)) => (render::MPIJOB, "mpijob.yaml", Verifier::mpijob_text),
+        (None, None) => (
             render::PYTORCHJOB,
             "pytorchjob.yaml",
             Verifier::pytorchjob_text,
@@ -57,13 +58,18 @@ pub(super) fn render_one(
     if renderer.is_overridden(template) {
         templated.push((template, file, check));
     } else {
-        let (value, problems) = match &plan.train_job {
-            Some(train_job) => {
+        let (value, problems) = match (&plan.train_job, &plan.mpi_job) {
+            (Some(train_job), _) => {
                 let value = manifest::trainjob(plan, train_job);
                 let problems = verifier.trainjob(&value, plan);
                 (value, problems)
             }
-            None => {
+            (None, Some(mpi)) => {
+                let value = manifest::mpijob(plan, mpi);
+                let problems = verifier.mpijob(&value, plan);
+                (value, problems)
+            }
+            (None, None) => {
                 let value = manifest::pytorchjob(plan);
                 let problems = verifier.pytorchjob(&value, plan);
                 (value, problems)

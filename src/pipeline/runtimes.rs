@@ -26,6 +26,9 @@ use crate::yaml::tree::Seg;
 /// The directory, below the output directory, that holds the runtimes.
 pub const RUNTIMES_DIR: &str = "runtimes";
 
+/// The file, in a job's directory, of the job's own MPI runtime.
+pub const MPI_RUNTIME_FILE: &str = "trainingruntime.yaml";
+
 /// Orders of one pool's runtimes: its index times this, plus the shape's rank.
 const SHAPES_PER_POOL: usize = 1 << 20;
 
@@ -248,4 +251,66 @@ fn check_name(
             pool.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
         );
     }
+}
+
+/// Render and verify a job's own runtime (an MPI runtime, `plan::trainer::mpi_runtime`)
+/// as `file`, keeping the rendered document in `runtime.rendered`. None when it
+/// failed: the problems are the job's findings, placed in the job or pool where the
+/// rendered value came from.
+pub(super) fn render_own(
+    writer: Writer<'_>,
+    job: &Loaded<crate::model::JobDocument>,
+    pool: &Loaded<PoolDocument>,
+    file: &str,
+    runtime: &mut RuntimePlan,
+    findings: &mut Findings,
+) -> Option<String> {
+    let none = Suppressions::default();
+    let from = findings.len();
+    // The runtime is named after the job, whose own name checks passed: only the
+    // suffix can make it too long for an object name.
+    if runtime.name.len() > 63 {
+        findings.at(
+            Rule::InvalidJobName,
+            format!(
+                "the job's MPI runtime is named `{}`, {} characters; at most 63",
+                runtime.name,
+                runtime.name.len()
+            ),
+            job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
+        );
+    }
+    let (text, problems) =
+        match writer
+            .renderer
+            .render(render::TRAINING_RUNTIME, "runtime", &*runtime)
+        {
+            Ok(text) => {
+                let found = writer.verifier.training_runtime(&text, runtime);
+                (text, found)
+            }
+            Err(e) => (
+                String::new(),
+                vec![Finding::new(
+                    Rule::TemplateError,
+                    format!("{}: {e}", render::TRAINING_RUNTIME),
+                    None,
+                )],
+            ),
+        };
+    let at = job.doc.locate(&[]);
+    for mut p in problems {
+        p.message = format!("rendered {file}: {}", p.message);
+        let written = super::name_location::written(&p, &text, &[&job.doc, &pool.doc]);
+        p.location = Some(written.unwrap_or_else(|| at.clone()));
+        findings.add(p);
+    }
+    if writer.judge.fails(findings, from, &none) {
+        return None;
+    }
+    runtime.rendered = crate::verify::parse(&text)
+        .ok()
+        .and_then(|docs| docs.into_iter().next())
+        .unwrap_or_default();
+    Some(text)
 }

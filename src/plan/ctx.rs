@@ -73,6 +73,16 @@ impl Ctx<'_> {
         self.pool.value.spec.network.fabric
     }
 
+    /// Whether the pool's pods are scheduled by Volcano.
+    pub fn on_volcano(&self) -> bool {
+        self.pool
+            .value
+            .spec
+            .scheduler
+            .as_ref()
+            .is_some_and(|s| s.is_volcano())
+    }
+
     /// The pool's NCCL floor, as a reason clause.
     pub fn target_nccl(&self) -> String {
         match self.target.nccl {

@@ -5,9 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::{Findings, Rule};
-use crate::kueue::{
-    PREFERRED_TOPOLOGY, PYTORCHJOB_FRAMEWORK, QUEUE_LABEL, REQUIRED_TOPOLOGY, TRAINJOB_FRAMEWORK,
-};
+use crate::kueue::{Framework, PREFERRED_TOPOLOGY, QUEUE_LABEL, REQUIRED_TOPOLOGY};
 use crate::model::pool::{SchedulerSpec, TopologyRequest};
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::ctx::Ctx;
@@ -69,23 +67,34 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             at.clone(),
         );
     }
-    let framework = match trainer {
-        Some(_) => TRAINJOB_FRAMEWORK,
-        None => PYTORCHJOB_FRAMEWORK,
+    let off = match scheduler.job_integration {
+        Some(false) => "the pool says it is off (scheduler.jobIntegration: false)",
+        _ => {
+            "Kueue v0.19 ships with it off; say scheduler.jobIntegration: true once the cluster's Kueue config lists it"
+        }
     };
-    let off = match (trainer, scheduler.job_integration) {
-        (_, Some(false)) => Some("the pool says it is off (scheduler.jobIntegration: false)"),
-        (None, None) => Some(
-            "Kueue v0.19 ships with it off; say scheduler.jobIntegration: true once the cluster's Kueue config lists it",
-        ),
-        _ => None,
-    };
-    if let Some(why) = off {
-        findings.at(
-            Rule::KueueIntegrationOff,
-            format!("pool `{name}` is queued by Kueue, which manages a job only where its `{framework}` integration is enabled, and {why}: without it the job is never suspended and its pods start unqueued, or pod by pod where the namespace has a default LocalQueue"),
-            at,
-        );
+    for framework in frameworks(pool, trainer.is_some()) {
+        let on = scheduler.job_integration.unwrap_or(framework.on_by_default);
+        if !on {
+            findings.at(
+                Rule::KueueIntegrationOff,
+                format!("pool `{name}` is queued by Kueue, which manages a job only where its `{}` integration is enabled, and {off}: without it the job is never suspended and its pods start unqueued, or pod by pod where the namespace has a default LocalQueue", framework.name),
+                at.clone(),
+            );
+        }
+    }
+}
+
+/// The Kueue frameworks a pool's jobs need: a Trainer pool's are TrainJobs; a pool with
+/// the mpi-operator writes MPIJobs for `launcher: mpirun`, and PyTorchJobs too unless it
+/// names no training-operator (target.operator), the sign of a pool run for MPI alone.
+fn frameworks(pool: &Loaded<PoolDocument>, trainer: bool) -> Vec<Framework> {
+    let target = &pool.value.spec.target;
+    match (trainer, target.mpi_operator, target.operator) {
+        (true, _, _) => vec![Framework::TRAINJOB],
+        (false, Some(_), None) => vec![Framework::MPIJOB],
+        (false, Some(_), Some(_)) => vec![Framework::PYTORCHJOB, Framework::MPIJOB],
+        (false, None, _) => vec![Framework::PYTORCHJOB],
     }
 }
 
@@ -129,10 +138,15 @@ pub fn pod_metadata(
             return;
         }
     };
+    let read_at = if super::mpi::wanted(ctx) && ctx.target.trainer().is_none() {
+        "each of the MPIJob's pod sets, Launcher and Worker, on its replica's template (mpijob_controller.go:122-129)"
+    } else {
+        "each pod set's template (kubeflowjob_controller.go:121-128; a Trainer runtime's replicated job, jobset_controller.go:115-128)"
+    };
     ctx.decisions.record(
         format!("annotation {key}"),
         &level,
-        format!("the pool's topology request: Kueue places the pods of each replica type (a pod set) {how} of level `{level}` (topology_types.go:28-39); it reads the request on each pod set's template (kubeflowjob_controller.go:121-128; a Trainer runtime's replicated job, jobset_controller.go:115-128)"),
+        format!("the pool's topology request: Kueue places the pods of each replica type (a pod set) {how} of level `{level}` (topology_types.go:28-39); it reads the request on {read_at}"),
     );
     annotations.insert(key.to_owned(), level);
 }

@@ -36,8 +36,8 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
     let conflict = match (&spec.command, &spec.script) {
         (Some(_), Some(_)) => Some("set either `script` (with `args`) or `command`, not both"),
         (None, None) => Some("set `script` (run by the launcher) or `command` (run as given)"),
-        (Some(_), None) if launcher != Launcher::None => Some(
-            "`command` is run as given and needs `launcher: none`; use `script` with this launcher",
+        (Some(_), None) if !matches!(launcher, Launcher::None | Launcher::Mpirun) => Some(
+            "`command` is run as given and needs `launcher: none` (or `mpirun`, which runs it once per GPU); use `script` with this launcher",
         ),
         (Some(_), None) if !spec.args.is_empty() => {
             Some("`args` go with `script`; put them in `command` instead")
@@ -55,6 +55,14 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
             message,
             &[Seg::Key("spec"), Seg::Key(field)],
         );
+    }
+    if launcher == Launcher::Mpirun {
+        // The workers run no command of their own: the MPIJob's launcher starts every
+        // rank (plan/mpi.rs).
+        return Launch {
+            command: Vec::new(),
+            nproc_per_node: None,
+        };
     }
     let gpus = spec.gpus_per_node.to_string();
     let script = spec.script.clone().unwrap_or_default();
@@ -159,6 +167,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
                 ),
             )
         }
+        Launcher::Mpirun => unreachable!("returned above"),
         Launcher::None => match &spec.command {
             Some(command) => (
                 command.clone(),

@@ -9,6 +9,7 @@ mod hca;
 mod image_build;
 mod kueue;
 mod launcher;
+pub mod mpi;
 mod nccl_env;
 mod overlay;
 pub mod pod;
@@ -50,6 +51,9 @@ pub struct Plan {
     pub pod: Pod,
     /// PersistentVolume + PersistentVolumeClaim pairs to emit beside the job.
     pub storage: Vec<Storage>,
+    /// The job's MPIJob, for a job whose launcher is mpirun (plan/mpi.rs); its Worker
+    /// pod is `pod`.
+    pub mpi_job: Option<mpi::MpiJobPlan>,
     /// The job's TrainJob, for a Kubeflow Trainer v2 target (set once its pool's
     /// runtime is planned: `trainer::train_job`).
     pub train_job: Option<TrainJobPlan>,
@@ -85,13 +89,18 @@ pub struct TrainJobPlan {
     /// The runtime as rendered, which verify judges the TrainJob with.
     #[serde(skip)]
     pub runtime_doc: Value,
+    /// On an MPI runtime, the pod of each of its jobs (`launcher`, `node`) Trainer makes
+    /// of it and the TrainJob (`kubeflow::trainer::mpi::effective_pods`); empty on a
+    /// torch runtime, whose one pod is `effective_pod`.
+    #[serde(skip)]
+    pub effective_pods: Vec<(String, Value)>,
     #[serde(skip)]
     pub target: TrainerTarget,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Replica {
-    /// `Master` or `Worker`.
+    /// `Master` or `Worker` (an MPIJob's: `Launcher` or `Worker`).
     pub role: &'static str,
     pub count: u32,
 }

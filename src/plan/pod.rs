@@ -205,35 +205,12 @@ pub(super) fn decide(
     }
 
     let security_context = security_context(ctx, &capabilities);
-    let mut container = Map::new();
-    container.insert("name".to_owned(), json!(ctx.target.training_container()));
-    container.insert("image".to_owned(), json!(spec.image));
-    if let Some(policy) = spec.image_pull_policy {
-        container.insert("imagePullPolicy".to_owned(), json!(policy));
-    }
-    container.insert("command".to_owned(), json!(command));
-    if let Some(dir) = &spec.working_dir {
-        container.insert("workingDir".to_owned(), json!(dir));
-    }
-    if !env.is_empty() {
-        container.insert(
-            "env".to_owned(),
-            env.iter().map(EnvVar::to_kubernetes).collect(),
-        );
-    }
-    if !ctx.inputs.env_from.is_empty() {
-        container.insert(
-            "envFrom".to_owned(),
-            ctx.inputs
-                .env_from
-                .iter()
-                .map(|e| e.value.clone())
-                .collect(),
-        );
-    }
-    container.insert(
-        "resources".to_owned(),
-        json!({"requests": resources, "limits": resources}),
+    let mut container = job_container(
+        ctx,
+        ctx.target.training_container(),
+        &command,
+        &env,
+        &json!(resources),
     );
     if let Some(sc) = security_context {
         container.insert("securityContext".to_owned(), sc);
@@ -336,6 +313,53 @@ pub(super) fn decide(
             capabilities,
         },
     }
+}
+/// The job's container of a pod, in the order its template lays it out: `name`, the
+/// job's image and pull policy, `command` (none when empty: an MPIJob's worker gets
+/// its sshd from the controller, plan/mpi.rs), the working directory, `env`, the job's
+/// envFrom, and `resources` as both requests and limits. A rank's pod adds its
+/// security context and mounts; the MPI launcher's has nothing more.
+pub(super) fn job_container(
+    ctx: &Ctx<'_>,
+    name: &str,
+    command: &[String],
+    env: &[EnvVar],
+    resources: &Value,
+) -> Map<String, Value> {
+    let spec = &ctx.job.value.spec;
+    let mut container = Map::new();
+    container.insert("name".to_owned(), json!(name));
+    container.insert("image".to_owned(), json!(spec.image));
+    if let Some(policy) = spec.image_pull_policy {
+        container.insert("imagePullPolicy".to_owned(), json!(policy));
+    }
+    if !command.is_empty() {
+        container.insert("command".to_owned(), json!(command));
+    }
+    if let Some(dir) = &spec.working_dir {
+        container.insert("workingDir".to_owned(), json!(dir));
+    }
+    if !env.is_empty() {
+        container.insert(
+            "env".to_owned(),
+            env.iter().map(EnvVar::to_kubernetes).collect(),
+        );
+    }
+    if !ctx.inputs.env_from.is_empty() {
+        container.insert(
+            "envFrom".to_owned(),
+            ctx.inputs
+                .env_from
+                .iter()
+                .map(|e| e.value.clone())
+                .collect(),
+        );
+    }
+    container.insert(
+        "resources".to_owned(),
+        json!({"requests": resources, "limits": resources}),
+    );
+    container
 }
 
 /// The training container's securityContext: the job's, with rdmagen's capabilities

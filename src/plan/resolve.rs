@@ -11,8 +11,8 @@ use crate::plan::ctx::Ctx;
 use crate::plan::decision::Decisions;
 use crate::plan::defaults;
 use crate::plan::{
-    Plan, Replica, RunPolicyPlan, SchedulingPlan, attachment, hca, image_build, launcher, nccl_env,
-    pod, rdma, target,
+    Plan, Replica, RunPolicyPlan, SchedulingPlan, attachment, hca, image_build, launcher, mpi,
+    nccl_env, pod, rdma, target,
 };
 use crate::platform::{Profile, profile};
 use crate::yaml::tree::Seg;
@@ -54,18 +54,21 @@ pub fn resolve(
     let meta = &job.value.metadata;
     check_job_name(&mut ctx, &meta.name, spec.nodes);
     check_counts(&mut ctx);
+    let mpi_job = mpi::check(&mut ctx);
 
     let rdma = rdma::decide(&mut ctx);
     let hcas = hca::for_job(&mut ctx, rdma.on);
     let launch = launcher::decide(&mut ctx);
+    let program = mpi_job.then(|| mpi::program(&mut ctx));
     let env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
-    let run_policy = run_policy(&mut ctx);
+    let mut run_policy = run_policy(&mut ctx);
     let queue = run_policy
         .scheduling_policy
         .as_ref()
         .and_then(|s| s.queue.clone());
     let pod = pod::decide(&mut ctx, &rdma, launch.command, env, queue);
     let storage = pod::storage(&mut ctx);
+    let mpi_job = program.map(|program| mpi::decide(&mut ctx, &pod, program, &mut run_policy));
 
     let mut replicas = vec![Replica {
         role: "Master",
@@ -77,7 +80,18 @@ pub fn resolve(
             count: spec.nodes - 1,
         });
     }
-    if let Some(trainer) = ctx.target.trainer() {
+    if let Some(mpi) = mpi_job.as_ref().filter(|_| ctx.target.trainer().is_none()) {
+        replicas = vec![
+            Replica {
+                role: crate::kubeflow::mpi::LAUNCHER,
+                count: mpi.launcher_replicas,
+            },
+            Replica {
+                role: crate::kubeflow::mpi::WORKER,
+                count: mpi.worker_replicas,
+            },
+        ];
+    } else if let Some(trainer) = ctx.target.trainer().filter(|_| mpi_job.is_none()) {
         ctx.decisions.record(
             "numNodes",
             spec.nodes.to_string(),
@@ -86,7 +100,7 @@ pub fn resolve(
                 trainer.runtime_kind()
             ),
         );
-    } else {
+    } else if mpi_job.is_none() {
         ctx.decisions.record(
             "replicas",
             format!("Master 1, Worker {}", spec.nodes.saturating_sub(1)),
@@ -98,7 +112,11 @@ pub fn resolve(
         );
     }
     let image_build = image_build::decide(&mut ctx);
-    let written_for = ctx.target.written_for();
+    let written_for = if mpi_job.is_some() && ctx.target.trainer().is_none() {
+        ctx.target.written_for_mpi()
+    } else {
+        ctx.target.written_for()
+    };
     ctx.decisions.record(
         "annotations",
         written_for
@@ -124,6 +142,7 @@ pub fn resolve(
         restart_policy: spec.restart_policy,
         pod,
         storage,
+        mpi_job,
         train_job: None,
         image_build,
         target,
@@ -137,7 +156,10 @@ pub fn resolve(
 /// (PET_MASTER_ADDR is `<job>-node-0-0.<job>`), a DNS label too.
 fn check_job_name(ctx: &mut Ctx<'_>, name: &str, nodes: u32) {
     let replicas: Vec<(&str, u32)> = match ctx.target.trainer() {
+        // An MPI runtime's launcher is `<job>-launcher-0-0`.
+        Some(_) if mpi::wanted(ctx) => vec![("node-0", nodes), ("launcher-0", 1)],
         Some(_) => vec![("node-0", nodes)],
+        _ if mpi::wanted(ctx) => crate::kubeflow::mpi::name_replicas(nodes).to_vec(),
         None => vec![("Master", 1), ("Worker", nodes.saturating_sub(1))],
     };
     if let Some(problem) = crate::kubernetes::job_name::problem(name, &replicas) {
@@ -181,6 +203,14 @@ fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>, on_volcano: bool) -> 
         return None;
     }
     let class = ctx.inputs.priority_class_name.as_ref()?.value.clone();
+    if mpi::wanted(ctx) {
+        ctx.decisions.record(
+            "schedulingPolicy.priorityClass",
+            &class,
+            "the pods' priority class, for the MPIJob's PodGroup: the mpi-operator reads runPolicy.schedulingPolicy.priorityClass first and falls back to the Launcher's, then the Worker's priorityClassName (mpi-operator@v0.8.0 pkg/controller/podgroup.go:109-137); written here so that the gang's priority, by which Volcano orders and preempts gangs (cache.go:1537-1543), is stated rather than inferred",
+        );
+        return Some(class);
+    }
     ctx.decisions.record(
         "schedulingPolicy.priorityClass",
         &class,
@@ -207,6 +237,9 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         .and_then(|s| s.queue.clone());
     let gang = ctx.target.gang_scheduling;
     let where_read = match (ctx.target.trainer(), gang) {
+        (None, _) if mpi::wanted(ctx) => {
+            "runPolicy.schedulingPolicy.queue, which the mpi-operator copies into the MPIJob's PodGroup when it gang-schedules (before the MPIJob's own scheduling.volcano.sh/queue-name annotation, mpi-operator@v0.8.0 pkg/controller/podgroup.go:109-137), and the pods' scheduling.volcano.sh/queue-name annotation, which Volcano reads when the operator does not"
+        }
         (Some(_), _) => {
             "the JobSet's scheduling.volcano.sh/queue-name annotation, from which Trainer's Volcano plugin sets the PodGroup's queue (volcano.go:180-184), and the pods' annotation"
         }
@@ -241,13 +274,7 @@ fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
         }
         (None, None) => None,
     };
-    let on_volcano = ctx
-        .pool
-        .value
-        .spec
-        .scheduler
-        .as_ref()
-        .is_some_and(|s| s.is_volcano());
+    let on_volcano = ctx.on_volcano();
     let nodes = ctx.job.value.spec.nodes;
     if gang == Some(false) && on_volcano && nodes > 1 && ctx.target.trainer().is_none() {
         let pool = ctx.pool.value.metadata.name.clone();
@@ -321,6 +348,7 @@ fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
     ];
     let (allowed, since) = match ctx.target.trainer() {
         Some(_) => (crate::kubeflow::trainer::MANAGED_BY, None),
+        _ if mpi::wanted(ctx) => (crate::kubeflow::mpi::MANAGED_BY, None),
         None => (crate::kubeflow::operator::MANAGED_BY, Some(MANAGED_BY_CRD)),
     };
     if let (Some(since), Some(v)) = (since, ctx.target.operator)
@@ -490,6 +518,13 @@ fn check_target(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
                     "target.trainer is {v}; rdmagen writes for Kubeflow Trainer {OLDEST_TRAINER} to {LATEST_TRAINER} (v2.0's podSpecOverrides and spec.labels were replaced in v2.1)"
                 ),
                 at("trainer"),
+            );
+        }
+        if target.mpi_operator.is_some() {
+            findings.at(
+                Rule::TargetFieldIgnored,
+                "target.mpiOperator applies to PyTorchJob-API pools, whose jobs with `launcher: mpirun` become MPIJobs; on Kubeflow Trainer they become TrainJobs on Trainer's own MPI runtime (mlPolicy.mpi), which needs no mpi-operator",
+                at("mpiOperator"),
             );
         }
     } else {

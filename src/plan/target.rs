@@ -20,6 +20,8 @@ pub struct Target {
     pub operator: Option<Version>,
     /// The Kubernetes version of the cluster, when the pool says.
     pub kubernetes: Option<Version>,
+    /// The mpi-operator release, when the pool says one is installed.
+    pub mpi_operator: Option<Version>,
     /// The NCCL version floor of the pool's images, when the pool says.
     pub nccl: Option<Version>,
     /// Whether the operator gang-schedules through Volcano, when the pool says.
@@ -42,6 +44,18 @@ impl Target {
             }
             Api::Trainer(t) => out.push((TRAINER_ANNOTATION, t.release.version.to_string())),
         }
+        out
+    }
+
+    /// The annotations of an MPIJob: the platform and the mpi-operator release (the
+    /// training-operator's version says nothing about it).
+    pub fn written_for_mpi(&self) -> Vec<(&'static str, String)> {
+        use crate::rules::manifest::{MPI_OPERATOR_ANNOTATION, PLATFORM_ANNOTATION};
+        let mut out = vec![(PLATFORM_ANNOTATION, self.platform.name().to_owned())];
+        out.extend(
+            self.mpi_operator
+                .map(|v| (MPI_OPERATOR_ANNOTATION, v.to_string())),
+        );
         out
     }
 }
@@ -122,6 +136,7 @@ pub fn decide(
             api,
             operator: None,
             kubernetes: asked.kubernetes,
+            mpi_operator: None,
             nccl: asked.nccl,
             gang_scheduling: asked.gang_scheduling,
         };
@@ -138,10 +153,15 @@ pub fn decide(
             Some(v)
         }
         (None, None) => {
+            let then = if asked.mpi_operator.is_some() {
+                "its jobs with `launcher: mpirun` are MPIJobs, which the training-operator does not run; any other job's launcher"
+            } else {
+                "the launcher"
+            };
             decisions.record(
                 "target operator",
                 "unknown",
-                format!("pool `{pool}` sets no target.operator and the {} platform has no default; the launcher uses the form both operator generations run", profile.name),
+                format!("pool `{pool}` sets no target.operator and the {} platform has no default; {then} uses the form both operator generations run", profile.name),
             );
             None
         }
@@ -155,11 +175,28 @@ pub fn decide(
             None => format!("pool `{pool}` sets no target.nccl"),
         },
     );
+    let mpi_operator = asked.mpi_operator;
+    if let Some(v) = mpi_operator {
+        use crate::kubeflow::mpi::LATEST as LATEST_MPI;
+        let newer = if v > LATEST_MPI {
+            format!(
+                "; newer than {LATEST_MPI}, the latest release rdmagen knows: written for {LATEST_MPI}'s API"
+            )
+        } else {
+            String::new()
+        };
+        decisions.record(
+            "target mpi-operator",
+            v.to_string(),
+            format!("pool `{pool}` sets target.mpiOperator: a job with `launcher: mpirun` becomes an MPIJob (kubeflow.org/v2beta1){newer}"),
+        );
+    }
     Target {
         platform: spec.platform,
         api,
         operator,
         kubernetes: asked.kubernetes,
+        mpi_operator,
         nccl,
         gang_scheduling: asked.gang_scheduling,
     }

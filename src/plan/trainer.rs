@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::{Findings, Rule};
+use crate::kubeflow::trainer::mpi as trainer_mpi;
 use crate::kubeflow::trainer::{
     ANCESTOR_LABEL, NODE as NODE_JOB, effective_pod, node_container_mut,
 };
@@ -113,8 +114,11 @@ pub struct RuntimePlan {
     pub volcano: bool,
     pub ancestor_label: &'static str,
     pub node_job: &'static str,
-    /// The `node` pod template, `{metadata, spec}`, without image and command.
+    /// The `node` pod template, `{metadata, spec}`, without image and command (an MPI
+    /// runtime's has both: it runs sshd, and a TrainJob cannot give it either).
     pub pod: Value,
+    /// The MPI runtime's own fields, for a job launched by mpirun.
+    pub mpi: Option<MpiRuntimePlan>,
     /// The platform, for the rules verify runs on the rendered runtime.
     #[serde(skip)]
     pub platform: crate::model::pool::Platform,
@@ -256,6 +260,7 @@ pub fn runtime(
         ancestor_label: ANCESTOR_LABEL,
         node_job: NODE_JOB,
         pod,
+        mpi: None,
         platform: spec.platform,
         rendered: Value::Null,
         target,
@@ -264,6 +269,217 @@ pub fn runtime(
         rdma: plan.rdma,
         decisions: decisions.0,
     })
+}
+
+/// What an MPI runtime has beyond a torch runtime's fields: `mlPolicy.mpi`, the JobSet's
+/// network and success policy, and the `launcher` job.
+#[derive(Debug, Serialize)]
+pub struct MpiRuntimePlan {
+    pub num_proc_per_node: u32,
+    pub implementation: &'static str,
+    pub ssh_auth_mount_path: String,
+    pub run_launcher_as_node: bool,
+    /// `template.spec.network` and `successPolicy`, and the launcher's `dependsOn`
+    /// (null: none).
+    pub network: Value,
+    pub success_policy: Value,
+    pub depends_on: Value,
+    pub launcher_job: &'static str,
+    /// The `launcher` pod template, without image and command (the TrainJob's).
+    pub launcher_pod: Value,
+}
+
+/// The suffix of a job's MPI runtime's name.
+const MPI_RUNTIME_SUFFIX: &str = "-mpi";
+
+/// The MPI runtime of `job` on `pool`, planned as `plan` (whose `mpi_job` is set), on `target`.
+/// It is the job's own TrainingRuntime, in its namespace: Trainer takes the `node`
+/// job's image, command and resources from the runtime alone (the TrainJob's image
+/// and command go to the trainer job, T@v2.3.0
+/// pkg/runtime/framework/plugins/jobset/builder.go:113-141; its resourcesPerNode and
+/// env reach `node` only with runLauncherAsNode, builder.go:142-155 and
+/// pkg/runtime/core/trainingruntime.go:199-203), so a runtime shared by a pool's jobs
+/// could not hold each job's image or GPU count.
+pub fn mpi_runtime(
+    job: &Loaded<JobDocument>,
+    pool: &Loaded<PoolDocument>,
+    plan: &mut Plan,
+    target: TrainerTarget,
+) -> Option<RuntimePlan> {
+    let mpi = plan.mpi_job.as_ref()?;
+    let name = format!("{}{MPI_RUNTIME_SUFFIX}", plan.name);
+    let mut pod = plan.pod.template.clone();
+    if let Some(c) = node_container_mut(&mut pod) {
+        // Where a container's command is written, after its image.
+        let at = c
+            .keys()
+            .position(|k| k == "image")
+            .map_or(c.len(), |i| i + 1);
+        c.shift_insert(at, "command".to_owned(), json!(trainer_mpi::SSHD_COMMAND));
+    }
+    let mut launcher_pod = mpi.launcher_template.clone();
+    if let Some(c) = node_container_mut(&mut launcher_pod) {
+        c.shift_remove("image");
+        c.shift_remove("command");
+    }
+    let mut decisions = Decisions(std::mem::take(&mut plan.decisions));
+    decisions.record(
+        "runtime",
+        format!("TrainingRuntime {name} (namespace {})", job.value.metadata.namespace.as_deref().unwrap_or("default")),
+        "the job's own: Trainer gives the `node` job the runtime's image, command and resources, never the TrainJob's (builder.go:113-155, trainingruntime.go:199-203, at v2.1.0 and v2.3.0), so the runtime holds the job's image and GPU count; namespaced, in the job's namespace, so that jobs of one name in two namespaces do not share it",
+    );
+    decisions.record(
+        "successPolicy",
+        "operator All, targetReplicatedJobs [launcher]",
+        "the JobSet succeeds when the launcher's mpirun does; the nodes' sshd never exits (Trainer's deepspeed-distributed runtime does the same, manifests/base/runtimes/deepspeed_distributed.yaml)",
+    );
+    // Gang scheduling as the pool's runtime has it.
+    let scheduler = pool.value.spec.scheduler.as_ref();
+    let volcano = scheduler.is_some_and(|s| s.is_volcano())
+        && pool.value.spec.target.gang_scheduling != Some(false);
+    let depends_on = if volcano {
+        decisions.record(
+            "launcher dependsOn",
+            "none",
+            "Trainer's Volcano PodGroup counts the launcher among its minMember (volcano.go:163-178): a launcher that waited for the nodes to be ready would never be created, and the nodes never scheduled without it. The launcher starts with the nodes, as the mpi-operator's default launcherCreationPolicy AtStartup does, and OMPI_MCA_plm_rsh_args' 10 connection attempts and the launcher's restarts wait for their sshd",
+        );
+        Value::Null
+    } else {
+        decisions.record(
+            "launcher dependsOn",
+            "node Ready",
+            "JobSet starts the launcher once every node pod is ready, so mpirun's first ssh finds their sshd (deepspeed_distributed.yaml); OMPI_MCA_plm_rsh_args' 10 connection attempts cover the rest",
+        );
+        json!([{"name": NODE_JOB, "status": "Ready"}])
+    };
+    decisions.record(
+        "network.publishNotReadyAddresses",
+        "true",
+        "every node pod's name resolves as soon as it exists, as the hostfile names them (`<trainjob>-node-0-<i>.<trainjob>`, mpi.go:316-342; jobset.go:288-291), not only once it is ready (deepspeed_distributed.yaml sets it too)",
+    );
+    plan.decisions = decisions.0;
+    // The Volcano queue as the pool's runtime has it, or the job's own, since the
+    // runtime is the job's.
+    let mut jobset_annotations = BTreeMap::new();
+    if let Some(queue) = plan
+        .run_policy
+        .scheduling_policy
+        .as_ref()
+        .and_then(|s| s.queue.clone())
+        .filter(|_| scheduler.is_some_and(|s| !s.is_kueue()))
+    {
+        jobset_annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
+    }
+    Some(RuntimePlan {
+        name,
+        namespace: job.value.metadata.namespace.clone(),
+        kind: "TrainingRuntime",
+        labels: BTreeMap::from([(FRAMEWORK_LABEL.to_owned(), "mpi".to_owned())]),
+        annotations: plan
+            .target
+            .written_for()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        jobset_annotations,
+        volcano,
+        ancestor_label: ANCESTOR_LABEL,
+        node_job: NODE_JOB,
+        pod,
+        mpi: Some(MpiRuntimePlan {
+            num_proc_per_node: mpi.slots_per_worker,
+            implementation: trainer_mpi::OPENMPI,
+            ssh_auth_mount_path: mpi.ssh_auth_mount_path.clone(),
+            run_launcher_as_node: false,
+            network: json!({"publishNotReadyAddresses": true}),
+            success_policy: json!({"operator": "All", "targetReplicatedJobs": [trainer_mpi::LAUNCHER]}),
+            depends_on,
+            launcher_job: trainer_mpi::LAUNCHER,
+            launcher_pod,
+        }),
+        platform: pool.value.spec.platform,
+        rendered: Value::Null,
+        target,
+        shape: RuntimeShape::Whole,
+        pool: pool.value.metadata.name.clone(),
+        rdma: plan.rdma.clone(),
+        decisions: Vec::new(),
+    })
+}
+
+/// The TrainJob of `job` on its own MPI runtime `runtime`: the runtime's name, the
+/// launcher's image and mpirun command, the node count and the job's run policy. The
+/// runtime holds the rest, so the pods Trainer makes of the two must be the plan's
+/// (RDG136 otherwise); what they get beyond them is the plugin's ssh key and hostfile.
+pub fn mpi_train_job(
+    job: &Loaded<JobDocument>,
+    plan: &mut Plan,
+    runtime: &RuntimePlan,
+    findings: &mut Findings,
+) -> TrainJobPlan {
+    let target = runtime.target;
+    let mpi = plan
+        .mpi_job
+        .as_ref()
+        .expect("an MPI runtime has an mpi plan");
+    let mut trainer = Map::new();
+    trainer.insert("image".to_owned(), json!(job.value.spec.image));
+    trainer.insert("command".to_owned(), json!(mpi.launcher_command));
+    trainer.insert("numNodes".to_owned(), json!(job.value.spec.nodes));
+    let mut spec = Map::new();
+    spec.insert(
+        "runtimeRef".to_owned(),
+        json!({"name": runtime.name, "kind": runtime.kind}),
+    );
+    spec.insert("trainer".to_owned(), Value::Object(trainer));
+    let mut decisions = Decisions(std::mem::take(&mut plan.decisions));
+    decisions.record(
+        "trainer",
+        "image, command (mpirun), numNodes",
+        "the image and command go to the launcher's `node` container (builder.go:125-139) and numNodes is the `node` job's pod count (mpi.go:117-126); no resourcesPerNode or env: on a runtime without runLauncherAsNode they reach the launcher only (trainingruntime.go:199-203, builder.go:142-155), and the runtime already gives the launcher its env and the nodes their GPUs and RDMA resources",
+    );
+    run_policy_fields(job, plan, target, &mut spec, findings);
+    plan.decisions = decisions.0;
+    let spec = Value::Object(spec);
+    let pods = trainer_mpi::effective_pods(&runtime.rendered, &plan.name, &spec, target.release);
+    let mut want = runtime.pod.clone();
+    let mut launcher = mpi.launcher_template.clone();
+    for (pod, name) in [
+        (&mut want, NODE_JOB),
+        (&mut launcher, trainer_mpi::LAUNCHER),
+    ] {
+        let got = trainer_mpi::pod_of(&pods, name)
+            .cloned()
+            .unwrap_or_default();
+        // The plugin's ssh key and hostfile are what the pods get beyond the plan's:
+        // by design, so they are not reported.
+        for difference in differences(pod, &got) {
+            if let Difference::Lost { path, want } = difference {
+                findings.at(
+                    Rule::TrainerCannotCarry,
+                    format!(
+                        "the `{name}` pods Trainer {} makes of the job's MPI runtime and TrainJob lack the plan's `{path}` ({})",
+                        target.release,
+                        shown(&want)
+                    ),
+                    input_at(job, &path),
+                );
+            }
+        }
+    }
+    let node = trainer_mpi::pod_of(&pods, NODE_JOB)
+        .cloned()
+        .unwrap_or_default();
+    TrainJobPlan {
+        labels: plan.labels.clone(),
+        annotations: plan.annotations.clone(),
+        spec,
+        effective_pod: node,
+        runtime_pod: runtime.pod.clone(),
+        runtime_doc: runtime.rendered.clone(),
+        effective_pods: pods,
+        target,
+    }
 }
 
 /// The TrainJob of `job` (planned as `plan`) on `runtime`. Findings about what the
@@ -278,16 +494,6 @@ pub fn train_job(
     let release = target.release;
     let spec_at = job.doc.locate(&[Seg::Key("spec")]);
     let mut decisions = Decisions(std::mem::take(&mut plan.decisions));
-    let cannot = |findings: &mut Findings, field: &str, why: &str| {
-        let path: Vec<Seg<'_>> = std::iter::once(Seg::Key("spec"))
-            .chain(field.split('.').map(Seg::Key))
-            .collect();
-        findings.at(
-            Rule::TrainerCannotCarry,
-            format!("Trainer {release} has no place for the job's {field}: {why}"),
-            job.doc.locate(&path),
-        );
-    };
     let want = &plan.pod.template;
     let base = &runtime.pod;
     let mine = container(want);
@@ -411,6 +617,69 @@ pub fn train_job(
         }
     }
 
+    run_policy_fields(job, plan, target, &mut spec, findings);
+
+    let spec = Value::Object(spec);
+    let effective = effective_pod(NODE_JOB, base, &spec, target.release);
+    let mut inherited = Vec::new();
+    for difference in differences(want, &effective) {
+        match difference {
+            Difference::Lost { path, want } => findings.at(
+                Rule::TrainerCannotCarry,
+                format!(
+                    "Trainer {release} has no place for the job's pod value `{path}` ({}): {}",
+                    shown(&want),
+                    hint(&path, target)
+                ),
+                input_at(job, &path),
+            ),
+            Difference::Inherited { path, .. } => inherited.push(path),
+        }
+    }
+    if !inherited.is_empty() {
+        findings.at(
+            Rule::TrainerInheritsFromRuntime,
+            format!(
+                "the job's pods also get from runtime `{}` what the job does not ask for: {}; a TrainJob on Trainer {release} cannot remove what its runtime sets",
+                runtime.name,
+                printable(&inherited.join(", "))
+            ),
+            spec_at.clone(),
+        );
+    }
+    plan.decisions = decisions.0;
+    TrainJobPlan {
+        labels: plan.labels.clone(),
+        annotations: plan.annotations.clone(),
+        spec,
+        effective_pod: effective,
+        runtime_pod: base.clone(),
+        runtime_doc: runtime.rendered.clone(),
+        effective_pods: Vec::new(),
+        target,
+    }
+}
+
+/// The job's runPolicy and restart policy in the TrainJob's fields where Trainer has
+/// one (activeDeadlineSeconds from v2.2, suspend, managedBy); RDG136 for the others.
+fn run_policy_fields(
+    job: &Loaded<JobDocument>,
+    plan: &Plan,
+    target: TrainerTarget,
+    spec: &mut Map<String, Value>,
+    findings: &mut Findings,
+) {
+    let release = target.release;
+    let cannot = |findings: &mut Findings, field: &str, why: &str| {
+        let path: Vec<Seg<'_>> = std::iter::once(Seg::Key("spec"))
+            .chain(field.split('.').map(Seg::Key))
+            .collect();
+        findings.at(
+            Rule::TrainerCannotCarry,
+            format!("Trainer {release} has no place for the job's {field}: {why}"),
+            job.doc.locate(&path),
+        );
+    };
     // The operator's runPolicy and replica fields: where Trainer has one.
     let run_policy = &plan.run_policy;
     if let Some(seconds) = run_policy.active_deadline_seconds {
@@ -469,45 +738,6 @@ pub fn train_job(
                 "a TrainJob has no such field (the runtime's JobSet decides it); set it in a runtime of your own",
             );
         }
-    }
-
-    let spec = Value::Object(spec);
-    let effective = effective_pod(NODE_JOB, base, &spec, target.release);
-    let mut inherited = Vec::new();
-    for difference in differences(want, &effective) {
-        match difference {
-            Difference::Lost { path, want } => findings.at(
-                Rule::TrainerCannotCarry,
-                format!(
-                    "Trainer {release} has no place for the job's pod value `{path}` ({}): {}",
-                    shown(&want),
-                    hint(&path, target)
-                ),
-                input_at(job, &path),
-            ),
-            Difference::Inherited { path, .. } => inherited.push(path),
-        }
-    }
-    if !inherited.is_empty() {
-        findings.at(
-            Rule::TrainerInheritsFromRuntime,
-            format!(
-                "the job's pods also get from runtime `{}` what the job does not ask for: {}; a TrainJob on Trainer {release} cannot remove what its runtime sets",
-                runtime.name,
-                printable(&inherited.join(", "))
-            ),
-            spec_at.clone(),
-        );
-    }
-    plan.decisions = decisions.0;
-    TrainJobPlan {
-        labels: plan.labels.clone(),
-        annotations: plan.annotations.clone(),
-        spec,
-        effective_pod: effective,
-        runtime_pod: base.clone(),
-        runtime_doc: runtime.rendered.clone(),
-        target,
     }
 }
 

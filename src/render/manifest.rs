@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::plan::mpi::MpiJobPlan;
 use crate::plan::{Plan, RunPolicyPlan, TrainJobPlan};
 use crate::render::block;
 
@@ -44,6 +45,49 @@ pub fn pytorchjob(plan: &Plan) -> Value {
         ("kind", "PyTorchJob".into()),
         ("metadata", metadata(plan, &plan.labels, &plan.annotations)),
         ("spec", spec.into()),
+    ])
+}
+
+/// The MPIJob of `plan`, as templates/mpijob.yaml.j2 lays it out: the Launcher's pod
+/// as the plan made it, the Worker's the pod a PyTorchJob replica gets.
+pub fn mpijob(plan: &Plan, mpi: &MpiJobPlan) -> Value {
+    let restart = enum_text(&plan.restart_policy);
+    let replica = |count: u32, template: &Value| {
+        let template = object([
+            ("metadata", template["metadata"].clone()),
+            ("spec", template["spec"].clone()),
+        ]);
+        object([
+            ("replicas", count.into()),
+            ("restartPolicy", restart.clone()),
+            ("template", template),
+        ])
+    };
+    let replicas = object([
+        (
+            crate::kubeflow::mpi::LAUNCHER,
+            replica(mpi.launcher_replicas, &mpi.launcher_template),
+        ),
+        (
+            crate::kubeflow::mpi::WORKER,
+            replica(mpi.worker_replicas, &plan.pod.template),
+        ),
+    ]);
+    let mut spec = object([
+        ("slotsPerWorker", mpi.slots_per_worker.into()),
+        ("sshAuthMountPath", mpi.ssh_auth_mount_path.as_str().into()),
+        ("mpiImplementation", mpi.implementation.into()),
+    ]);
+    if mpi.launcher_as_worker {
+        spec["runLauncherAsWorker"] = true.into();
+    }
+    spec["runPolicy"] = run_policy(&plan.run_policy);
+    spec["mpiReplicaSpecs"] = replicas;
+    object([
+        ("apiVersion", crate::kubeflow::mpi::API_VERSION.into()),
+        ("kind", crate::kubeflow::mpi::KIND.into()),
+        ("metadata", metadata(plan, &plan.labels, &plan.annotations)),
+        ("spec", spec),
     ])
 }
 

@@ -27,6 +27,7 @@ use crate::diagnostics::suggest::closest;
 use crate::error::Error;
 
 pub const PYTORCHJOB: &str = "pytorchjob.yaml.j2";
+pub const MPIJOB: &str = "mpijob.yaml.j2";
 pub const STORAGE: &str = "storage.yaml.j2";
 pub const POOL: &str = "pool.yaml.j2";
 pub const TRAINJOB: &str = "trainjob.yaml.j2";
@@ -42,6 +43,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         PYTORCHJOB,
         include_str!("../../templates/pytorchjob.yaml.j2"),
     ),
+    (MPIJOB, include_str!("../../templates/mpijob.yaml.j2")),
     (STORAGE, include_str!("../../templates/storage.yaml.j2")),
     (POOL, include_str!("../../templates/pool.yaml.j2")),
     (TRAINJOB, include_str!("../../templates/trainjob.yaml.j2")),
@@ -183,7 +185,7 @@ impl std::io::Write for BoundedText {
 /// The built-in templates `--templates DIR` may replace: those of a job's files.
 /// `pool.yaml.j2` is detect's, which takes no `--templates`; a Trainer runtime is a
 /// platform team's object, written once per pool.
-const OVERRIDABLE: &[&str] = &[PYTORCHJOB, TRAINJOB, STORAGE];
+const OVERRIDABLE: &[&str] = &[PYTORCHJOB, MPIJOB, TRAINJOB, STORAGE];
 
 /// The templates in `dir` that replace built-in ones, by name.
 ///

@@ -11,8 +11,12 @@
 //! (`templates/smoke/configmap.yaml.j2`), parsed back and checked against
 //! Kubernetes' rules for ConfigMaps before anything is written.
 //!
-//! - `nccl`: an all-reduce sweep with torch.distributed (`templates/smoke/allreduce.py`),
-//!   launched like any torchrun job, printing nccl-tests' all_reduce_perf table.
+//! - `nccl`: an all-reduce sweep over every GPU of every node. Where the pool says the
+//!   mpi-operator is installed (`target.mpiOperator`), nccl-tests' own
+//!   `all_reduce_perf` under mpirun, an MPIJob whose mpirun line, slots and forwarded
+//!   variables the plan decides as for any `launcher: mpirun` job; elsewhere
+//!   torch.distributed (`templates/smoke/allreduce.py`), launched like any torchrun
+//!   job, printing all_reduce_perf's table. Both run the same sweep ([`SWEEP`]).
 //! - `perftest`: `ib_write_bw` between node ranks 0 and 1
 //!   (`templates/smoke/ib_write_bw.sh`), one process per pod, with the pool's first data
 //!   NIC and GID index.
@@ -21,6 +25,7 @@ use serde::Serialize;
 
 use crate::diagnostics::policy::Level;
 use crate::diagnostics::{Policy, Rule};
+use crate::kubeflow::mpi;
 use crate::kubernetes::config_map;
 use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, Fabric, GidIndex, PoolDocument};
 use crate::model::target::TargetApi;
@@ -43,6 +48,63 @@ pub const JOB_SOURCE: &str = "<smoke-test job>";
 /// torch, NCCL and the RDMA user space (libibverbs and the mlx5 provider). The tag is
 /// the one this project's examples use (`rdmagen dockerfile --base`).
 pub const NCCL_IMAGE: &str = "nvcr.io/nvidia/pytorch:24.10-py3";
+
+/// The `nccl` test's image under mpirun when none is given: CoreWeave's public
+/// nccl-tests image, the one the examples' MPIJobs and coreweave/nccl-tests' own
+/// `mpi-operator/` manifests use. Its Dockerfile (coreweave/nccl-tests
+/// `Dockerfile.ubuntu22`) builds nccl-tests with `MPI=1` into /opt/nccl-tests (linked
+/// as /opt/nccl_tests), has HPC-X's Open MPI `mpirun` on PATH, openssh-server for the
+/// sshd the mpi-operator starts in each worker, and the RDMA user space (libibverbs,
+/// rdma-core's providers). NGC's PyTorch image has no nccl-tests binaries and no sshd.
+pub const NCCL_TESTS_IMAGE: &str =
+    "ghcr.io/coreweave/nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e";
+
+/// Where [`NCCL_TESTS_IMAGE`] has `all_reduce_perf`: a path of that image, not of
+/// nccl-tests (whose `make` writes `build/` in its source tree, wherever that is). An
+/// image given with `--image` must have it there too.
+pub const NCCL_TESTS_BINARY: &str = "/opt/nccl_tests/build/all_reduce_perf";
+
+/// The all-reduce sweep both forms of the `nccl` test run: float32 from 8 bytes to
+/// 2 GiB, each size 4 times the last, 5 warm-up iterations, 20 timed iterations per
+/// size, results checked. `allreduce.py`'s defaults are these (a unit test reads
+/// them); all_reduce_perf gets them as flags ([`Sweep::nccl_tests_args`]).
+pub const SWEEP: Sweep = Sweep {
+    min_bytes: 8,
+    max_bytes: 2 << 30,
+    step_factor: 4,
+    warmup: 5,
+    iters: 20,
+};
+
+/// An all-reduce sweep's sizes and iterations.
+#[derive(Debug, Clone, Copy)]
+pub struct Sweep {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub step_factor: u64,
+    pub warmup: u32,
+    pub iters: u32,
+}
+
+impl Sweep {
+    /// all_reduce_perf's flags for the sweep (nccl-tests src/common.cu's options:
+    /// -b/-e bytes, -f factor, -w warm-up and -n timed iterations, -c 1 checks the
+    /// results), with `-g 1`: one GPU per rank, mpirun starting a rank per GPU.
+    pub fn nccl_tests_args(&self) -> Vec<String> {
+        [
+            ("-b", self.min_bytes.to_string()),
+            ("-e", self.max_bytes.to_string()),
+            ("-f", self.step_factor.to_string()),
+            ("-g", "1".to_owned()),
+            ("-w", self.warmup.to_string()),
+            ("-n", self.iters.to_string()),
+            ("-c", "1".to_owned()),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_owned(), value])
+        .collect()
+    }
+}
 
 /// The `nccl` test's subsystems: INIT and NET for the transport, device and channel
 /// lines (the GID, "GPU Direct RDMA ... for HCA" and error-hint lines are NET only),
@@ -70,6 +132,25 @@ impl Tool {
     }
 }
 
+/// How the `nccl` test starts one rank per GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Launcher {
+    /// torchrun in every pod, running the test's all-reduce script (torch.distributed).
+    Torchrun,
+    /// mpirun in an MPIJob's launcher, running nccl-tests' all_reduce_perf on every
+    /// worker (a pool with target.mpiOperator).
+    Mpirun,
+}
+
+impl Launcher {
+    pub fn name(self) -> &'static str {
+        match self {
+            Launcher::Torchrun => "torchrun",
+            Launcher::Mpirun => "mpirun",
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -78,6 +159,8 @@ pub struct Options {
     pub gpus: Option<u32>,
     pub image: Option<String>,
     pub tool: Tool,
+    /// `--launcher`: None lets the pool decide ([`choose_launcher`]).
+    pub launcher: Option<Launcher>,
 }
 
 /// One of the smoke test's own choices, with its reason (`--explain`, the ConfigMap's
@@ -105,6 +188,8 @@ pub struct SmokeTest {
     pub namespace: Option<String>,
     pub pool: String,
     pub tool: Tool,
+    /// How the `nccl` test starts its ranks; None for `perftest` (one process a pod).
+    pub launcher: Option<Launcher>,
     pub nodes: u32,
     pub gpus: u32,
     pub image: String,
@@ -141,13 +226,9 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
     if options.gpus == Some(0) {
         return Err("--gpus 0: a pod takes at least one GPU".to_owned());
     }
-    let image = match (&options.image, options.tool) {
-        (Some(image), _) => image.clone(),
-        (None, Tool::Nccl) => NCCL_IMAGE.to_owned(),
-        (None, Tool::Perftest) => {
-            return Err("--tool perftest needs --image: an image with perftest's ib_write_bw and the RDMA user space your jobs use, e.g. your training image built with the step `rdmagen dockerfile --base IMAGE --set diagnostics` prints (no public image is both)".to_owned());
-        }
-    };
+    if options.tool == Tool::Perftest && options.image.is_none() {
+        return Err("--tool perftest needs --image: an image with perftest's ib_write_bw and the RDMA user space your jobs use, e.g. your training image built with the step `rdmagen dockerfile --base IMAGE --set diagnostics` prints (no public image is both)".to_owned());
+    }
     let mut notes = Vec::new();
     let gpus = match (pool, options.gpus) {
         (Some(pool), Some(gpus)) if gpus > pool.spec.gpu.per_node => {
@@ -188,6 +269,38 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
             ));
         }
     }
+    let launcher = match options.tool {
+        Tool::Nccl => Some(choose_launcher(options, pool, &mut notes)?),
+        Tool::Perftest => {
+            if let Some(asked) = options.launcher {
+                return Err(format!(
+                    "--launcher {}: chooses how --tool nccl starts its ranks; --tool perftest runs one ib_write_bw in each of two pods",
+                    asked.name()
+                ));
+            }
+            None
+        }
+    };
+    let mpirun = launcher == Some(Launcher::Mpirun);
+    let image = match (&options.image, launcher) {
+        (Some(image), _) => image.clone(),
+        (None, Some(Launcher::Mpirun)) => {
+            notes.push(Note {
+                topic: "image".to_owned(),
+                value: NCCL_TESTS_IMAGE.to_owned(),
+                reason: format!("CoreWeave's public nccl-tests image: all_reduce_perf built with MPI support at {NCCL_TESTS_BINARY}, Open MPI's mpirun, the sshd the mpi-operator starts in each worker, and the RDMA user space; --image for yours, with all_reduce_perf at that path"),
+            });
+            NCCL_TESTS_IMAGE.to_owned()
+        }
+        (None, _) => {
+            notes.push(Note {
+                topic: "image".to_owned(),
+                value: NCCL_IMAGE.to_owned(),
+                reason: "NGC's PyTorch image: torch, NCCL and the RDMA user space; --image for your training image, which tests the NCCL your jobs use".to_owned(),
+            });
+            NCCL_IMAGE.to_owned()
+        }
+    };
     let name = job_name(options.tool, &options.pool, options.nodes);
     if name != format!("rdmagen-smoke-{}-{}", options.tool.name(), options.pool) {
         notes.push(Note {
@@ -203,7 +316,19 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
     // training-operator v1 labels its pods with the job's name (kubeflow/common
     // JobNameLabel) and marks success with condition Succeeded; Trainer v2 runs a
     // JobSet of the TrainJob's name, whose pods JobSet labels, and marks Complete.
-    let (pods, wait) = if v1 {
+    let (pods, wait) = if mpirun {
+        // The launcher's log holds everything: mpirun gathers every rank's output,
+        // NCCL's lines and all_reduce_perf's table. The workers log only their sshd.
+        (
+            format!(
+                "{}={name},{}={}",
+                mpi::JOB_NAME_LABEL,
+                mpi::JOB_ROLE_LABEL,
+                mpi::ROLE_LAUNCHER
+            ),
+            format!("mpijob/{name} --for=condition={}", mpi::SUCCEEDED),
+        )
+    } else if v1 {
         (
             format!("training.kubeflow.org/job-name={name}"),
             format!("pytorchjob/{name} --for=condition=Succeeded"),
@@ -219,6 +344,7 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
         namespace: pool.and_then(|p| p.metadata.namespace.clone()),
         pool: options.pool.clone(),
         tool: options.tool,
+        launcher,
         nodes: options.nodes,
         gpus,
         image,
@@ -230,7 +356,8 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
         command: Vec::new(),
         // A failing test fails the job, with its pods (and their logs) kept: the
         // operator's default cleanPodPolicy is None, and OnFailure would restart the
-        // pod and, past backoffLimit, delete it.
+        // pod and, past backoffLimit, delete it. An MPIJob's replicas take Never too
+        // (the mpi-operator's validation.go:40-42); its launcher's pods stay.
         restart_policy: v1.then_some("Never"),
     };
     match options.tool {
@@ -251,6 +378,11 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
                     .iter()
                     .any(|f| f.rule == Rule::DebugOnlyVariable);
             }
+            if mpirun {
+                smoke.command = std::iter::once(NCCL_TESTS_BINARY.to_owned())
+                    .chain(SWEEP.nccl_tests_args())
+                    .collect();
+            }
         }
         Tool::Perftest => {
             let (device, gid, management) = perftest_choices(pool, &mut smoke.notes);
@@ -269,6 +401,82 @@ pub fn prepare(options: &Options, pool: Option<&PoolDocument>) -> Result<SmokeTe
         }
     }
     Ok(smoke)
+}
+
+/// How the `nccl` test starts its ranks: mpirun (nccl-tests' all_reduce_perf as an
+/// MPIJob) where the pool says an mpi-operator rdmagen writes for is installed, else
+/// torchrun; `--launcher` overrides, and mpirun where the pool has no such operator is
+/// an error naming what to set. Noted with its reason. A pool that did not load gets
+/// what was asked (or torchrun): the pipeline reports the pool.
+fn choose_launcher(
+    options: &Options,
+    pool: Option<&PoolDocument>,
+    notes: &mut Vec<Note>,
+) -> Result<Launcher, String> {
+    let Some(pool) = pool else {
+        return Ok(options.launcher.unwrap_or(Launcher::Torchrun));
+    };
+    let name = &options.pool;
+    let target = &pool.spec.target;
+    // Why this pool cannot run an MPIJob (as plan/mpi.rs's RDG192 would refuse the
+    // job), and what would let it.
+    let refused = if matches!(target.api, Some(TargetApi::TrainerV1Alpha1)) {
+        Some((
+            format!(
+                "pool `{name}` targets Kubeflow Trainer v2, whose MPI runtime (mlPolicy.mpi) rdmagen does not write yet"
+            ),
+            "use a PyTorchJob-API pool with target.mpiOperator".to_owned(),
+        ))
+    } else {
+        match target.mpi_operator {
+            None => Some((
+                format!(
+                    "pool `{name}` does not say the mpi-operator is installed (it sets no target.mpiOperator)"
+                ),
+                format!(
+                    "where it is, set the pool's spec.target.mpiOperator to its release, e.g. \"{}\"",
+                    mpi::LATEST
+                ),
+            )),
+            Some(v) if v < mpi::OLDEST => Some((
+                format!(
+                    "pool `{name}` has mpi-operator {v}, and rdmagen writes MPIJobs for {} and later",
+                    mpi::OLDEST
+                ),
+                "upgrade the operator and the pool's spec.target.mpiOperator".to_owned(),
+            )),
+            Some(_) => None,
+        }
+    };
+    let (launcher, reason) = match (options.launcher, refused) {
+        (Some(Launcher::Mpirun), Some((why, fix))) => {
+            return Err(format!(
+                "--launcher mpirun runs nccl-tests as an MPIJob, and {why}: {fix}; or leave out --launcher for the torchrun form"
+            ));
+        }
+        (Some(Launcher::Mpirun), None) => (
+            Launcher::Mpirun,
+            "asked with --launcher mpirun: nccl-tests' all_reduce_perf, one rank per GPU, as an MPIJob".to_owned(),
+        ),
+        (Some(Launcher::Torchrun), _) => (
+            Launcher::Torchrun,
+            "asked with --launcher torchrun: the test's all-reduce script (torch.distributed), one process per GPU".to_owned(),
+        ),
+        (None, None) => (
+            Launcher::Mpirun,
+            format!("pool `{name}` has the mpi-operator (target.mpiOperator): nccl-tests' all_reduce_perf, the standard measure of a fabric, one rank per GPU, as an MPIJob; --launcher torchrun for the torchrun form"),
+        ),
+        (None, Some((why, _))) => (
+            Launcher::Torchrun,
+            format!("{why}, so the test's all-reduce script (torch.distributed) runs under torchrun, one process per GPU, printing all_reduce_perf's table"),
+        ),
+    };
+    notes.push(Note {
+        topic: "launcher".to_owned(),
+        value: launcher.name().to_owned(),
+        reason,
+    });
+    Ok(launcher)
 }
 
 /// `rdmagen-smoke-<tool>-<pool>` as a DNS-1035 label that leaves room for what the
@@ -405,7 +613,8 @@ struct JobView<'a> {
     env: Vec<EnvEntry>,
     /// The job's `rdmagen.io/ignore` annotation, when it needs one.
     ignore: Option<String>,
-    volume: &'static str,
+    /// The script's volume, when there is a script to mount.
+    volume: Option<&'static str>,
     mount_path: &'static str,
     restart_policy: Option<&'static str>,
 }
@@ -416,8 +625,8 @@ struct ConfigMapView<'a> {
     name: &'a str,
     namespace: Option<&'a str>,
     comments: Vec<String>,
-    script_file: &'static str,
-    script_text: &'static str,
+    script_file: Option<&'static str>,
+    script_text: Option<&'static str>,
 }
 
 impl SmokeTest {
@@ -452,9 +661,12 @@ impl SmokeTest {
                 });
             }
         }
-        let (launcher, script) = match self.tool {
-            Tool::Nccl => ("torchrun", Some(format!("{SCRIPT_DIR}/allreduce.py"))),
-            Tool::Perftest => ("none", None),
+        // The job's own `launcher` words (model::job::Launcher): under mpirun the
+        // program is the image's all_reduce_perf, in `command`; nothing is mounted.
+        let (launcher, script) = match self.launcher {
+            Some(Launcher::Torchrun) => ("torchrun", Some(format!("{SCRIPT_DIR}/allreduce.py"))),
+            Some(Launcher::Mpirun) => ("mpirun", None),
+            None => ("none", None),
         };
         let view = JobView {
             name: &self.name,
@@ -468,7 +680,7 @@ impl SmokeTest {
             command: &self.command,
             env,
             ignore,
-            volume: SCRIPT_VOLUME,
+            volume: self.script().map(|_| SCRIPT_VOLUME),
             mount_path: SCRIPT_DIR,
             restart_policy: self.restart_policy,
         };
@@ -477,11 +689,13 @@ impl SmokeTest {
             .map_err(|e| format!("{}: {e}", render::SMOKE_JOB))
     }
 
-    /// The script's file name in the ConfigMap, and its text.
-    pub fn script(&self) -> (&'static str, &'static str) {
-        match self.tool {
-            Tool::Nccl => ("allreduce.py", ALLREDUCE),
-            Tool::Perftest => ("ib_write_bw.sh", IB_WRITE_BW),
+    /// The script's file name in the ConfigMap, and its text; None under mpirun,
+    /// whose program is nccl-tests' own binary in the image.
+    pub fn script(&self) -> Option<(&'static str, &'static str)> {
+        match (self.tool, self.launcher) {
+            (Tool::Nccl, Some(Launcher::Mpirun)) => None,
+            (Tool::Nccl, _) => Some(("allreduce.py", ALLREDUCE)),
+            (Tool::Perftest, _) => Some(("ib_write_bw.sh", IB_WRITE_BW)),
         }
     }
 
@@ -496,29 +710,40 @@ impl SmokeTest {
         decisions: &[String],
         pools: &str,
     ) -> Result<String, String> {
-        let (file, text) = self.script();
-        let what = match self.tool {
-            Tool::Nccl => format!(
+        let script = self.script();
+        let what = match (self.tool, self.launcher) {
+            (Tool::Nccl, Some(Launcher::Mpirun)) => format!(
+                "nccl-tests' all_reduce_perf on {} nodes x {} GPUs, an MPIJob (mpirun on the launcher, one rank per GPU of the workers); the launcher's log holds its table and every rank's NCCL_DEBUG=INFO ({DEBUG_SUBSYS}) lines",
+                self.nodes, self.gpus
+            ),
+            (Tool::Nccl, _) => format!(
                 "an all-reduce bandwidth sweep with torch.distributed over NCCL on {} nodes x {} GPUs (torchrun, one process per GPU); node 0 prints nccl-tests' all_reduce_perf table, every rank NCCL_DEBUG=INFO ({DEBUG_SUBSYS}) lines",
                 self.nodes, self.gpus
             ),
-            Tool::Perftest => "perftest's ib_write_bw between node ranks 0 (server) and 1 (client), all sizes to 8 MiB in Gb/s".to_owned(),
+            (Tool::Perftest, _) => "perftest's ib_write_bw between node ranks 0 (server) and 1 (client), all sizes to 8 MiB in Gb/s".to_owned(),
         };
-        let mut comments = vec![
-            format!(
-                "rdmagen smoke-test --tool {} for pool {}: {what}.",
-                self.tool.name(),
-                self.pool
-            ),
-            "Its pods have the shape of a real job on the pool; the additions are this ConfigMap's script".to_owned(),
-            format!(
-                "(volume {SCRIPT_VOLUME} at {SCRIPT_DIR}), the command{}.",
-                if self.tool == Tool::Nccl {
-                    ", NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_ALGO when forced"
-                } else {
-                    ""
-                }
-            ),
+        let nccl_env = match self.tool {
+            Tool::Nccl => ", NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_ALGO when forced",
+            Tool::Perftest => "",
+        };
+        let mut comments = vec![format!(
+            "rdmagen smoke-test --tool {} for pool {}: {what}.",
+            self.tool.name(),
+            self.pool
+        )];
+        match script {
+            Some(_) => comments.extend([
+                "Its pods have the shape of a real job on the pool; the additions are this ConfigMap's script".to_owned(),
+                format!("(volume {SCRIPT_VOLUME} at {SCRIPT_DIR}), the command{nccl_env}."),
+            ]),
+            // Nothing mounts this ConfigMap: it carries these comments, as in every form.
+            None => comments.extend([
+                "Its pods have the shape of a real job on the pool; the additions are the image, the command".to_owned(),
+                format!("(the image's {NCCL_TESTS_BINARY}, under the mpirun rdmagen plans for the pool){nccl_env}."),
+                "This ConfigMap holds no script: nothing mounts it.".to_owned(),
+            ]),
+        }
+        comments.extend([
             String::new(),
             "Run it, wait for it, keep each pod's log, and read them (README: Verify the network before you train):".to_owned(),
             "  kubectl apply -f smoke.yaml      # what smoke-test printed; with -o DIR: -f DIR/<name>/".to_owned(),
@@ -532,7 +757,7 @@ impl SmokeTest {
             ),
             format!("  rdmagen nccl-log *.log --pool {} --pools {pools}", self.pool),
             "  kubectl delete -f smoke.yaml".to_owned(),
-        ];
+        ]);
         if !decisions.is_empty() {
             comments.push(String::new());
             comments.push("Decided for this test:".to_owned());
@@ -542,8 +767,8 @@ impl SmokeTest {
             name: &self.name,
             namespace: self.namespace.as_deref(),
             comments,
-            script_file: file,
-            script_text: text,
+            script_file: script.map(|(file, _)| file),
+            script_text: script.map(|(_, text)| text),
         };
         let rendered = renderer
             .render(render::SMOKE_CONFIGMAP, "smoke", &view)
@@ -567,8 +792,14 @@ impl SmokeTest {
                 doc["metadata"]["name"]
             ));
         }
-        if doc["data"][file] != text {
-            problems.push(format!("data.{file} does not read back as the script"));
+        match script {
+            Some((file, text)) if doc["data"][file] != text => {
+                problems.push(format!("data.{file} does not read back as the script"));
+            }
+            None if !doc["data"].is_null() => {
+                problems.push("data reads back, where no script was written".to_owned());
+            }
+            _ => {}
         }
         match problems.is_empty() {
             true => Ok(rendered),
@@ -614,6 +845,34 @@ mod tests {
         assert_ne!(
             job_name(Tool::Nccl, "pool_a", 2),
             job_name(Tool::Nccl, "pool-a", 2)
+        );
+    }
+
+    /// Both forms run one sweep: allreduce.py's argparse defaults are [`SWEEP`], which
+    /// all_reduce_perf gets as flags.
+    #[test]
+    fn both_forms_run_the_same_sweep() {
+        let default = |option: &str| -> u64 {
+            let line = ALLREDUCE
+                .lines()
+                .find(|l| l.contains(&format!("\"--{option}\"")))
+                .unwrap_or_else(|| panic!("allreduce.py has no --{option}"));
+            let value = line.split("default=").nth(1).unwrap().trim_end_matches(')');
+            match value.split_once(" << ") {
+                Some((base, shift)) => {
+                    base.parse::<u64>().unwrap() << shift.parse::<u32>().unwrap()
+                }
+                None => value.parse().unwrap(),
+            }
+        };
+        assert_eq!(default("min-bytes"), SWEEP.min_bytes);
+        assert_eq!(default("max-bytes"), SWEEP.max_bytes);
+        assert_eq!(default("step-factor"), SWEEP.step_factor);
+        assert_eq!(default("warmup"), u64::from(SWEEP.warmup));
+        assert_eq!(default("iters"), u64::from(SWEEP.iters));
+        assert_eq!(
+            SWEEP.nccl_tests_args().join(" "),
+            "-b 8 -e 2147483648 -f 4 -g 1 -w 5 -n 20 -c 1"
         );
     }
 

@@ -5,6 +5,7 @@
 //! of each container's requests and limits, `resources`), and the plan itself (image,
 //! command and environment must read back exactly).
 
+pub mod mpijob_fidelity;
 pub mod trainer_fidelity;
 
 use std::sync::OnceLock;
@@ -108,22 +109,41 @@ impl Verifier {
             platform: Some(plan.target.platform),
             kubernetes: plan.target.kubernetes,
         };
-        // Master and Worker are one pod as far as a rendered warning goes: say it once.
-        let mut warned = std::collections::HashSet::new();
-        problems.extend(
-            manifest::check(doc, &facts)
-                .into_iter()
-                .filter(|p| {
-                    p.rule.info().severity == Severity::Error
-                        || RENDERED_WARNINGS.contains(&p.rule) && warned.insert(p.message.clone())
-                })
-                .map(|p| {
-                    let pointer = p.pointer.unwrap_or_default();
-                    let message = format!("{}: {}", path_or_root(&pointer), p.message);
-                    Finding::at_pointer(p.rule, message, pointer)
-                }),
-        );
+        problems.extend(rendered_errors(manifest::check(doc, &facts)));
         problems.extend(fidelity(doc, plan));
+        problems
+    }
+
+    /// Check an MPIJob rendered by a user's template: its text parsed back, then judged
+    /// as [`Verifier::mpijob`] judges a built one.
+    pub fn mpijob_text(&self, text: &str, plan: &Plan) -> Vec<Finding> {
+        match one_document(text) {
+            Ok(doc) => self.mpijob(&doc, plan),
+            Err(problem) => vec![problem],
+        }
+    }
+
+    /// Check an MPIJob: each replica's pod template against Kubernetes' PodTemplateSpec,
+    /// and every value against the plan (mpijob_fidelity.rs).
+    pub fn mpijob(&self, doc: &Value, plan: &Plan) -> Vec<Finding> {
+        let Some(mpi) = &plan.mpi_job else {
+            return vec![problem(Rule::RenderedFidelity, "no MPIJob was planned")];
+        };
+        let mut problems = Vec::new();
+        for role in [crate::kubeflow::mpi::LAUNCHER, crate::kubeflow::mpi::WORKER] {
+            let template = &doc["spec"]["mpiReplicaSpecs"][role]["template"];
+            let at = format!("/spec/mpiReplicaSpecs/{role}/template");
+            problems.extend(self.pod_template.problems(template, &at));
+        }
+        // Judged as lint judges an MPIJob: the CRD, strictly, and every pod rule on
+        // each replica, on the cluster the plan targets.
+        let facts = ManifestFacts {
+            operator: None,
+            platform: Some(plan.target.platform),
+            kubernetes: plan.target.kubernetes,
+        };
+        problems.extend(rendered_errors(crate::rules::mpijob::check(doc, &facts)));
+        problems.extend(mpijob_fidelity::fidelity(doc, plan, mpi));
         problems
     }
 
@@ -135,10 +155,11 @@ impl Verifier {
             Err(problem) => return vec![problem],
         };
         let mut problems = Vec::new();
-        if let Some(at) = trainer_fidelity::node_pod_pointer(&doc)
-            && let Some(pod) = doc.pointer(&at)
-        {
-            problems.extend(self.pod_template.problems(pod, &at));
+        // Every job's pod template (an MPI runtime's `launcher` too) against Kubernetes'.
+        for at in trainer_fidelity::pod_pointers(&doc) {
+            if let Some(pod) = doc.pointer(&at) {
+                problems.extend(self.pod_template.problems(pod, &at));
+            }
         }
         problems.extend(trainer_fidelity::runtime_fidelity(&doc, runtime));
         // The plan of the runtime has judged its pod for the cluster's Kubernetes.
@@ -171,15 +192,29 @@ impl Verifier {
         let Some(train_job) = &plan.train_job else {
             return vec![problem(Rule::RenderedFidelity, "no TrainJob was planned")];
         };
-        let made = trainer_fidelity::pod_trainer_makes(
-            &train_job.runtime_pod,
-            doc,
-            train_job.target.release,
-        );
-        let mut problems = self.pod_template.problems(&made, "(the pod it makes)");
-        problems.extend(trainer_fidelity::train_job_fidelity(
-            doc, &made, &plan.name, train_job,
-        ));
+        let mut problems = Vec::new();
+        if train_job.effective_pods.is_empty() {
+            let made = trainer_fidelity::pod_trainer_makes(
+                &train_job.runtime_pod,
+                doc,
+                train_job.target.release,
+            );
+            problems.extend(self.pod_template.problems(&made, "(the pod it makes)"));
+            problems.extend(trainer_fidelity::train_job_fidelity(
+                doc, &made, &plan.name, train_job,
+            ));
+        } else {
+            // An MPI runtime: the launcher's and the nodes' pods, with what the MPI
+            // plugin adds to them.
+            let made = trainer_fidelity::mpi_pods_trainer_makes(doc, train_job);
+            for (job, pod) in &made {
+                let at = format!("(the `{job}` pod it makes)");
+                problems.extend(self.pod_template.problems(pod, &at));
+            }
+            problems.extend(trainer_fidelity::mpi_train_job_fidelity(
+                doc, &made, &plan.name, train_job,
+            ));
+        }
         // Judged with its runtime, as lint judges them: the CRD of the release, the
         // torch plugin's reserved variables, and the pod-level rules on the pod the
         // TrainJob gets.
@@ -405,6 +440,25 @@ impl Default for Verifier {
 /// rdmagen adds (RDG182). Other warnings are about values the plan chose and already
 /// judged at their input.
 const RENDERED_WARNINGS: &[Rule] = &[Rule::IpcLockNonRoot];
+
+/// The error-level findings of `lint`'s rules about a rendered job manifest, and its
+/// [`RENDERED_WARNINGS`] once each (its replicas are one pod as far as a rendered
+/// warning goes), each message starting with its path in the document.
+fn rendered_errors(found: Vec<Finding>) -> Vec<Finding> {
+    let mut warned = std::collections::HashSet::new();
+    found
+        .into_iter()
+        .filter(|p| {
+            p.rule.info().severity == Severity::Error
+                || RENDERED_WARNINGS.contains(&p.rule) && warned.insert(p.message.clone())
+        })
+        .map(|p| {
+            let pointer = p.pointer.unwrap_or_default();
+            let message = format!("{}: {}", path_or_root(&pointer), p.message);
+            Finding::at_pointer(p.rule, message, pointer)
+        })
+        .collect()
+}
 
 /// The error-level findings (and [`RENDERED_WARNINGS`]) `lint` makes about document
 /// `index` of `docs` (rendered Trainer objects), each message starting with its path in the document.

@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use crate::diagnostics::{Finding, Rule};
+use crate::kubeflow::trainer::mpi::{Policy, effective_pods};
 use crate::kubeflow::trainer::{NODE as NODE_JOB, Release, effective_pod};
 use crate::plan::TrainJobPlan;
 use crate::plan::trainer::{RuntimePlan, differences};
@@ -20,6 +21,17 @@ pub fn node_pod_pointer(doc: &Value) -> Option<String> {
     Some(format!(
         "/spec/template/spec/replicatedJobs/{i}/template/spec/template"
     ))
+}
+
+/// Where a runtime keeps each replicated job's pod template, as JSON pointers.
+pub fn pod_pointers(doc: &Value) -> Vec<String> {
+    let count = doc
+        .pointer("/spec/template/spec/replicatedJobs")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    (0..count)
+        .map(|i| format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template"))
+        .collect()
 }
 
 /// The rendered runtime `doc` against its plan.
@@ -40,6 +52,73 @@ pub fn runtime_fidelity(doc: &Value, plan: &RuntimePlan) -> Vec<Finding> {
             "the runtime has no replicated job `node`",
             None,
         )),
+    }
+    if let Some(mpi) = &plan.mpi {
+        let launcher = doc
+            .pointer("/spec/template/spec/replicatedJobs")
+            .and_then(Value::as_array)
+            .and_then(|jobs| jobs.iter().find(|j| j["name"] == mpi.launcher_job));
+        match launcher {
+            Some(job) => out.extend(pod_mismatches(
+                &mpi.launcher_pod,
+                &job["template"]["spec"]["template"],
+                "the runtime's launcher pod",
+            )),
+            None => out.push(Finding::new(
+                Rule::RenderedFidelity,
+                "the MPI runtime has no replicated job `launcher`",
+                None,
+            )),
+        }
+        let policy = Policy::of(doc);
+        let planned = Policy {
+            num_proc_per_node: mpi.num_proc_per_node,
+            ssh_auth_mount_path: mpi.ssh_auth_mount_path.clone(),
+            run_launcher_as_node: mpi.run_launcher_as_node,
+        };
+        if policy.as_ref() != Some(&planned) {
+            out.push(Finding::at_pointer(
+                Rule::RenderedFidelity,
+                format!("/spec/mlPolicy/mpi is {policy:?}, not the plan's {planned:?}"),
+                "/spec/mlPolicy/mpi".to_owned(),
+            ));
+        }
+    }
+    out
+}
+
+/// The pods Trainer makes of a job's MPI runtime (as rendered) and the rendered
+/// TrainJob `doc`: the function the plan computed `effective_pods` with.
+pub fn mpi_pods_trainer_makes(doc: &Value, plan: &TrainJobPlan) -> Vec<(String, Value)> {
+    let name = doc["metadata"]["name"].as_str().unwrap_or_default();
+    effective_pods(&plan.runtime_doc, name, &doc["spec"], plan.target.release)
+}
+
+/// The rendered TrainJob `doc` of job `name` on its MPI runtime against its plan;
+/// `made` is [`mpi_pods_trainer_makes`]' answer.
+pub fn mpi_train_job_fidelity(
+    doc: &Value,
+    made: &[(String, Value)],
+    name: &str,
+    plan: &TrainJobPlan,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if doc.pointer("/metadata/name") != Some(&Value::from(name)) {
+        out.push(mismatch("/metadata/name", &Value::from(name)));
+    }
+    for (job, want) in &plan.effective_pods {
+        match made.iter().find(|(j, _)| j == job) {
+            Some((_, got)) => out.extend(pod_mismatches(
+                want,
+                got,
+                &format!("the `{job}` pod Trainer makes of the runtime and this TrainJob"),
+            )),
+            None => out.push(Finding::new(
+                Rule::RenderedFidelity,
+                format!("Trainer makes no `{job}` pod of the runtime and this TrainJob"),
+                None,
+            )),
+        }
     }
     out
 }

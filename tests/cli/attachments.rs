@@ -256,6 +256,7 @@ fn golden_multus_annotations_read_back_rail_by_rail() {
     assert_eq!(
         examples_seen,
         [
+            "mpijob-nccl-tests-sriov",
             "network-operator-sriov-pool",
             "network-operator-sriov-rails",
             "trainer-v2-sriov-rails"

@@ -9,7 +9,12 @@
 use crate::support::{examples, rdmagen, text};
 
 /// The templates of a job's files, copied as a user would copy them.
-const JOB_TEMPLATES: [&str; 3] = ["pytorchjob.yaml.j2", "trainjob.yaml.j2", "storage.yaml.j2"];
+const JOB_TEMPLATES: [&str; 4] = [
+    "pytorchjob.yaml.j2",
+    "mpijob.yaml.j2",
+    "trainjob.yaml.j2",
+    "storage.yaml.j2",
+];
 
 #[test]
 fn the_embedded_templates_render_every_example_as_the_direct_path_does() {
@@ -22,7 +27,7 @@ fn the_embedded_templates_render_every_example_as_the_direct_path_does() {
         .unwrap();
     }
     let templates = dir.path().to_str().unwrap();
-    let mut trainjobs = 0;
+    let (mut trainjobs, mut mpijobs) = (0, 0);
     for example in examples() {
         let name = example.file_name().unwrap().to_string_lossy().into_owned();
         let ex = format!("examples/{name}");
@@ -42,11 +47,16 @@ fn the_embedded_templates_render_every_example_as_the_direct_path_does() {
             text(&out.stdout),
             text(&out.stderr)
         );
-        trainjobs += walkdir::WalkDir::new(crate::support::root().join(&golden))
-            .into_iter()
-            .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() == "trainjob.yaml"))
-            .count();
+        let count = |file: &str| {
+            walkdir::WalkDir::new(crate::support::root().join(&golden))
+                .into_iter()
+                .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() == file))
+                .count()
+        };
+        trainjobs += count("trainjob.yaml");
+        mpijobs += count("mpijob.yaml");
     }
-    // Both kinds of job manifest were compared, not only PyTorchJobs.
+    // Every kind of job manifest was compared, not only PyTorchJobs.
     assert!(trainjobs > 0, "no example renders a TrainJob");
+    assert!(mpijobs > 0, "no example renders an MPIJob");
 }

@@ -1,5 +1,5 @@
 //! Kueue as it reads a rendered job (issue 26), transcribed from kubernetes-sigs/kueue
-//! at v0.19.2: the workload a PyTorchJob or TrainJob becomes (its pod sets and their
+//! at v0.19.2: the workload a PyTorchJob, MPIJob or TrainJob becomes (its pod sets and their
 //! topology requests) and whether Kueue's pod webhook would queue a pod on its own.
 //! The fast test; `tests/cli/control_plane/kueue.rs` runs the real Kueue v0.19.2 on the
 //! same golden jobs (and variants) and requires the pod sets predicted here.
@@ -42,6 +42,22 @@ fn topology(template: &Value) -> Option<(&'static str, String)> {
 pub(crate) fn pytorchjob_pod_sets(job: &Value) -> Vec<PodSet> {
     let specs = &job["spec"]["pytorchReplicaSpecs"];
     ["Master", "Worker"]
+        .into_iter()
+        .filter(|t| specs.get(*t).is_some())
+        .map(|t| PodSet {
+            name: t.to_lowercase(),
+            count: specs[t]["replicas"].as_u64().unwrap_or(1),
+            topology: topology(&specs[t]["template"]),
+        })
+        .collect()
+}
+
+/// mpijob_controller.go:113-133, 231-244: one pod set per replica type, in the order
+/// Launcher, Worker (a type the job lacks is skipped), named by the type in lower case,
+/// Count = replicas, defaulting to 1, the topology request from the replica's template.
+pub(crate) fn mpijob_pod_sets(job: &Value) -> Vec<PodSet> {
+    let specs = &job["spec"]["mpiReplicaSpecs"];
+    ["Launcher", "Worker"]
         .into_iter()
         .filter(|t| specs.get(*t).is_some())
         .map(|t| PodSet {
@@ -120,8 +136,26 @@ fn each_rendered_job_is_one_kueue_workload_with_a_pod_set_per_replica_type() {
         [PodSet {
             name: "node".into(),
             count: 4,
-            topology: Some((PREFERRED, level)),
+            topology: Some((PREFERRED, level.clone())),
         }]
+    );
+
+    let mpi_job = docs("golden/kueue-topology/nccl-kueue/mpijob.yaml").remove(0);
+    assert_eq!(queue(&mpi_job), Some("team-a"));
+    assert_eq!(
+        mpijob_pod_sets(&mpi_job),
+        [
+            PodSet {
+                name: "launcher".into(),
+                count: 1,
+                topology: Some((REQUIRED, level.clone())),
+            },
+            PodSet {
+                name: "worker".into(),
+                count: 4,
+                topology: Some((REQUIRED, level)),
+            },
+        ]
     );
 
     // No rendered pod template anywhere carries the queue label.
@@ -131,7 +165,10 @@ fn each_rendered_job_is_one_kueue_workload_with_a_pod_set_per_replica_type() {
             continue;
         }
         for doc in rdmagen::verify::parse(&String::from_utf8(bytes).unwrap()).unwrap() {
-            let replicas = doc["spec"]["pytorchReplicaSpecs"].as_object().cloned();
+            let replicas = doc["spec"]["pytorchReplicaSpecs"]
+                .as_object()
+                .or(doc["spec"]["mpiReplicaSpecs"].as_object())
+                .cloned();
             let jobs = doc["spec"]["template"]["spec"]["replicatedJobs"]
                 .as_array()
                 .cloned();
@@ -208,6 +245,72 @@ fn kueue_pools_keep_the_queue_off_the_pods_and_say_what_they_need() {
             "{integration}: {stderr}"
         );
     }
+}
+
+/// An MPIJob on a Kueue pool: the queue label on the MPIJob alone (Launcher and Worker
+/// templates without it), suspend and MultiKueue's managedBy in its runPolicy, and the
+/// integration warning only for a framework the pool's jobs need that is off:
+/// `kubeflow.org/mpijob` is on in Kueue v0.19's shipped config, the PyTorchJob one is
+/// not.
+#[test]
+fn mpijobs_on_kueue_pools_are_queued_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = |target: &str, integration: &str| {
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network: {{fabric: roce, hcas: [mlx5_1], socketIfname: eth0, gidIndex: 3}}\n  target: {{mpiOperator: \"0.8\"{target}}}\n  scheduler: {{name: kueue, queue: lq{integration}}}\n"
+        )
+    };
+    let job = "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: j}\nspec: {pool: p, image: img:1, nodes: 2, gpusPerNode: 8, launcher: mpirun, command: [all_reduce_perf], runPolicy: {suspend: true, managedBy: kueue.x-k8s.io/multikueue}}\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let run = |pool_text: String| {
+        std::fs::write(dir.path().join("pool.yaml"), pool_text).unwrap();
+        rdmagen(&["render", dir.path().to_str().unwrap()])
+    };
+
+    let out = run(pool("", ""));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("RDG189"), "{stderr}");
+    let rendered = rdmagen::verify::parse(&text(&out.stdout))
+        .unwrap()
+        .remove(0);
+    assert_eq!(rendered["kind"], "MPIJob");
+    assert_eq!(queue(&rendered), Some("lq"));
+    let replicas = rendered["spec"]["mpiReplicaSpecs"].as_object().unwrap();
+    assert_eq!(replicas.keys().collect::<Vec<_>>(), ["Launcher", "Worker"]);
+    for replica in replicas.values() {
+        assert!(replica["template"]["metadata"]["labels"][QUEUE_LABEL].is_null());
+        assert!(replica["template"]["spec"]["schedulerName"].is_null());
+    }
+    assert_eq!(rendered["spec"]["runPolicy"]["suspend"], true);
+    assert_eq!(
+        rendered["spec"]["runPolicy"]["managedBy"],
+        "kueue.x-k8s.io/multikueue"
+    );
+    let found = rdmagen::kubeflow::mpi::crd::check(&rendered);
+    assert!(
+        found.is_empty(),
+        "{:?}",
+        found.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+
+    let out = run(pool("", ", jobIntegration: false"));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning[RDG189]") && stderr.contains("`kubeflow.org/mpijob` integration"),
+        "{stderr}"
+    );
+
+    // A pool with both operators: its PyTorchJobs need the integration v0.19 ships off.
+    let out = run(pool(", operator: \"1.9\"", ""));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("`kubeflow.org/pytorchjob` integration")
+            && !stderr.contains("`kubeflow.org/mpijob` integration"),
+        "{stderr}"
+    );
 }
 
 /// A job may commit itself suspended, or hand itself to MultiKueue (GitOps): the

@@ -35,8 +35,14 @@ fn golden_manifests_lint_clean() {
                 annotations["rdmagen.io/platform"].is_string(),
                 "golden/{path}"
             );
-            // A PyTorchJob names its operator only where the pool or platform does.
-            if kind != "PyTorchJob" {
+            // A PyTorchJob names its operator only where the pool or platform does;
+            // an MPIJob names its mpi-operator, which its pool must say.
+            if kind == "MPIJob" {
+                assert!(
+                    annotations["rdmagen.io/mpi-operator"].is_string(),
+                    "golden/{path}"
+                );
+            } else if kind != "PyTorchJob" {
                 assert!(
                     annotations["rdmagen.io/trainer"].is_string(),
                     "golden/{path}"
@@ -189,7 +195,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("42 job(s) and 9 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
+            .contains("49 job(s) and 10 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));

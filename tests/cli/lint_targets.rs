@@ -515,3 +515,98 @@ fn native_sidecars_on_an_older_operator_or_kubernetes_are_an_error() {
     let (code, _) = lint(&[golden, "--operator", "1.8", "--kubernetes", "1.29"]);
     assert_eq!(code, Some(0));
 }
+
+/// Each MPIJob pitfall on its fixture pair (tests/lint/mpijob-<name>.yaml): mpirun
+/// as the launcher runs it, against the hostfile the mpi-operator writes and the
+/// env a rank gets. The /dev/shm one is RDG062, the pod rule every Worker gets.
+#[test]
+fn mpijob_pitfalls_are_each_reported_once_and_not_when_fixed() {
+    fires_once_and_not_when_fixed(
+        "mpijob-slots",
+        0,
+        (
+            "RDG194",
+            7,
+            "slotsPerWorker is not set, so each worker has 1 slot (the mpi-operator's default), but the Worker's container requests 8 nvidia.com/gpu: some GPUs stay idle; set slotsPerWorker to the GPUs per worker for one rank per GPU",
+        ),
+    );
+    // A `bash -c` script: the count is read from its one mpirun, past the
+    // continuations, the quoted -x and the comment.
+    fires_once_and_not_when_fixed(
+        "mpijob-np-above",
+        1,
+        (
+            "RDG195",
+            21,
+            "mpirun starts 32 ranks but the hostfile has 2 workers × slotsPerWorker 8 = 16 slots: Open MPI refuses to start more processes than slots, and the launcher fails",
+        ),
+    );
+    fires_once_and_not_when_fixed(
+        "mpijob-np-below",
+        0,
+        (
+            "RDG196",
+            18,
+            "mpirun starts 8 ranks but the hostfile has 2 workers × slotsPerWorker 8 = 16 slots: 8 of them stay empty, and the GPUs they stand for idle",
+        ),
+    );
+    // NCCL_SOCKET_IFNAME is exported with -x; NCCL_IB_HCA is not.
+    fires_once_and_not_when_fixed(
+        "mpijob-worker-env",
+        0,
+        (
+            "RDG197",
+            30,
+            "NCCL_IB_HCA is set on the Worker's container, but a rank is started by sshd, which does not pass the container's env on, and the launcher's mpirun does not forward it: set it on the Launcher and add `-x NCCL_IB_HCA` to mpirun (Open MPI passes only what -x names)",
+        ),
+    );
+    fires_once_and_not_when_fixed(
+        "mpijob-no-shm",
+        1,
+        (
+            "RDG062",
+            24,
+            "8 GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there",
+        ),
+    );
+}
+
+/// Every golden MPIJob, as rdmagen writes it, is clean under the MPIJob rules:
+/// slots = GPUs, -np = the world, every worker variable forwarded.
+#[test]
+fn golden_mpijobs_lint_clean() {
+    let root = crate::support::root();
+    let mut linted = 0;
+    for entry in walkdir::WalkDir::new(root.join("golden")).sort_by_file_name() {
+        let path = entry.unwrap().into_path();
+        if path.file_name().is_none_or(|n| n != "mpijob.yaml") {
+            continue;
+        }
+        let golden = path.strip_prefix(&root).unwrap().display().to_string();
+        assert_eq!(lint(&[&golden]), (Some(0), vec![]), "{golden}");
+        linted += 1;
+    }
+    // The mpijob-* examples' five, the Kueue example's and the smoke test's.
+    assert_eq!(linted, 7, "golden MPIJobs linted");
+}
+
+/// Public nccl-tests MPIJobs (tests/lint/public/SOURCE.md), byte for byte as
+/// published: no error, and exactly the warnings SOURCE.md explains.
+#[test]
+fn public_nccl_tests_mpijobs_lint_without_an_error() {
+    let dir = "tests/lint/public";
+    assert_eq!(crate::trainer_crd::recorded_hashes_match(dir), 3);
+    let at = |file: &str| format!("{dir}/{file}");
+    assert_eq!(lint(&[&at("aws-nccl-tests.yaml")]), (Some(0), vec![]));
+    assert_eq!(
+        lint(&[&at("dranet-aks-gb300-mpi-job.yaml")]),
+        (Some(0), vec![])
+    );
+    let (code, found) = lint(&[&at("dranet-nccl-test-job.yaml")]);
+    // IPC_LOCK on the launcher, which runs no rank, and on a worker whose container
+    // lists no claim of the pod's DRA NIC.
+    assert_eq!(
+        (code, rules(&found)),
+        (Some(0), vec![("RDG061", 33), ("RDG061", 46)])
+    );
+}

@@ -22,6 +22,7 @@ mod kueue;
 mod lint_and_report;
 mod lint_targets;
 mod machine_formats;
+mod mpijob_crd;
 mod namespaces;
 mod nccl_log;
 mod output_safety;

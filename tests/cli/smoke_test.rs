@@ -27,10 +27,30 @@ const TOOLS: [(&str, &[&str]); 2] = [
     ),
 ];
 
-/// What the smoke test adds to a real job's pods (README: Verify the network before
-/// you train): the script volume and its mount, the command, and NCCL logging.
-const SCRIPT_VOLUME: &str = "rdmagen-smoke";
-const ADDED_ENV: [&str; 3] = ["NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_ALGO"];
+/// What the smoke test adds to a real job's pods, and nothing else (README: Verify the
+/// network before you train). The one list [`without_smoke_additions`] takes out.
+struct Additions {
+    /// The script's volume and its mount in the training container, from the test's
+    /// own ConfigMap (none under mpirun, whose program is the image's all_reduce_perf).
+    script_volume: &'static str,
+    /// NCCL logging, and NCCL_ALGO=Ring where forced: in the training container, and
+    /// in an MPIJob's launcher, which forwards them to every rank.
+    env: [&'static str; 3],
+    /// The training container's fields that say how it starts: the script, or under
+    /// mpirun the launcher's mpirun line (an MPIJob's workers have none at all).
+    container: [&'static str; 2],
+    /// The job's suppression of RDG047 for its NCCL_ALGO=Ring, a job annotation that
+    /// lands on the pods as every job annotation does.
+    annotations: [&'static str; 1],
+}
+
+const ADDITIONS: Additions = Additions {
+    script_volume: "rdmagen-smoke",
+    env: ["NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_ALGO"],
+    container: ["command", "args"],
+    annotations: ["rdmagen.io/ignore"],
+};
+const SCRIPT_VOLUME: &str = ADDITIONS.script_volume;
 
 /// Every pool file of examples/smoke/, as (pool name, path from the root), sorted.
 fn pools() -> Vec<(String, String)> {
@@ -147,6 +167,7 @@ fn smoke_tests_match_golden_files() {
         }
     }
     found.sort();
+    expected.sort();
     assert_eq!(
         found, expected,
         "golden/smoke holds a test no pool file makes"
@@ -187,8 +208,12 @@ fn pod_templates(docs: &[Value]) -> Vec<(String, Value)> {
         let kind = doc["kind"].as_str().unwrap_or_default();
         match kind {
             "ConfigMap" | "TrainingRuntime" | "ClusterTrainingRuntime" => {}
-            "PyTorchJob" => {
-                let replicas = doc["spec"]["pytorchReplicaSpecs"].as_object().unwrap();
+            "PyTorchJob" | "MPIJob" => {
+                let key = match kind {
+                    "MPIJob" => "mpiReplicaSpecs",
+                    _ => "pytorchReplicaSpecs",
+                };
+                let replicas = doc["spec"][key].as_object().unwrap();
                 for (role, replica) in replicas {
                     out.push((format!("{kind} {role}"), replica["template"].clone()));
                 }
@@ -233,40 +258,83 @@ fn remove(list: &mut Value, drop: impl Fn(&Value) -> bool) -> usize {
     removed
 }
 
-/// A smoke test's pod template without its documented additions, and the name of its
-/// training container (the one that mounts the script).
-fn without_smoke_additions(mut template: Value, at: &str) -> (Value, String) {
-    // The nccl test's suppression of RDG047 for its NCCL_ALGO=Ring, a job annotation
-    // that lands on the pods as every job annotation does.
+/// How a pod template starts its training container, which tells the additions
+/// apart: by the script it mounts, by mpirun's line (an MPIJob's launcher), or not at
+/// all (an MPIJob's worker: the controller starts sshd in its first container).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Start {
+    Script,
+    Mpirun,
+    Sshd,
+}
+
+fn start_of(at: &str, mounts_script: bool) -> Start {
+    match (
+        at.ends_with("MPIJob Launcher"),
+        at.ends_with("MPIJob Worker"),
+    ) {
+        (true, _) => Start::Mpirun,
+        (_, true) => Start::Sshd,
+        _ => {
+            assert!(
+                mounts_script,
+                "{at}: a torchrun or perftest pod mounts its script"
+            );
+            Start::Script
+        }
+    }
+}
+
+/// A pod template without [`ADDITIONS`], and the name of its training container: the
+/// one that mounts the script, else (an MPIJob, whose controller takes each
+/// template's first container) the first.
+fn without_smoke_additions(mut template: Value, at: &str, start: Start) -> (Value, String) {
     if let Some(annotations) = template["metadata"]["annotations"].as_object_mut() {
-        annotations.remove("rdmagen.io/ignore");
+        for key in ADDITIONS.annotations {
+            annotations.remove(key);
+        }
     }
     let spec = &mut template["spec"];
     let removed = remove(&mut spec["volumes"], |v| v["name"] == SCRIPT_VOLUME);
-    assert_eq!(removed, 1, "{at}: the script volume");
-    let mut training = None;
-    for container in spec["containers"].as_array_mut().unwrap() {
-        if remove(&mut container["volumeMounts"], |m| {
-            m["name"] == SCRIPT_VOLUME
-        }) == 0
-        {
-            continue;
+    assert_eq!(
+        removed,
+        usize::from(start == Start::Script),
+        "{at}: the script volume"
+    );
+    let containers = spec["containers"].as_array_mut().unwrap();
+    let training = match start {
+        Start::Script => {
+            let mut mounting = None;
+            for container in containers.iter_mut() {
+                if remove(&mut container["volumeMounts"], |m| {
+                    m["name"] == SCRIPT_VOLUME
+                }) == 1
+                {
+                    mounting = Some(container);
+                }
+            }
+            mounting.unwrap_or_else(|| panic!("{at}: no container mounts the script"))
         }
-        training = Some(container["name"].as_str().unwrap().to_owned());
-        let map = container.as_object_mut().unwrap();
-        assert!(
-            map.remove("command").is_some(),
-            "{at}: the smoke test's command"
-        );
-        map.remove("args");
-        remove(&mut container["env"], |e| {
-            ADDED_ENV.contains(&e["name"].as_str().unwrap_or_default())
-        });
-    }
-    (
-        strip_nulls(template),
-        training.unwrap_or_else(|| panic!("{at}: no container mounts the script")),
-    )
+        Start::Mpirun | Start::Sshd => &mut containers[0],
+    };
+    let map = training.as_object_mut().unwrap();
+    let started = ADDITIONS
+        .container
+        .iter()
+        .filter(|field| map.remove(**field).is_some())
+        .count();
+    assert_eq!(
+        started > 0,
+        start != Start::Sshd,
+        "{at}: the smoke test's command (an MPIJob's workers have none: sshd)"
+    );
+    let name = map["name"].as_str().unwrap().to_owned();
+    remove(&mut training["env"], |e| {
+        ADDITIONS
+            .env
+            .contains(&e["name"].as_str().unwrap_or_default())
+    });
+    (strip_nulls(template), name)
 }
 
 /// A real job's pod template without its training container's command.
@@ -274,8 +342,9 @@ fn without_command(mut template: Value, container: &str) -> Value {
     for c in template["spec"]["containers"].as_array_mut().unwrap() {
         if c["name"] == container {
             let map = c.as_object_mut().unwrap();
-            map.remove("command");
-            map.remove("args");
+            for field in ADDITIONS.container {
+                map.remove(field);
+            }
         }
     }
     strip_nulls(template)
@@ -296,11 +365,12 @@ fn strip_nulls(value: Value) -> Value {
 }
 
 /// The acceptance: a smoke test's pod template is what a real job on the same pool
-/// (same name, nodes, GPUs and image) gets through `rdmagen render`, once the smoke
-/// test's documented additions are taken out: the script volume and its mount, the
-/// command, and NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_ALGO. Nothing else differs:
-/// resources, the RDMA resource, IPC_LOCK, /dev/shm, the pool's NCCL variables, the
-/// scheduler, node placement.
+/// (same name, nodes, GPUs and image, and `launcher: mpirun` where the test is an
+/// MPIJob) gets through `rdmagen render`, once [`ADDITIONS`] are taken out: the script
+/// volume and its mount, the command, and NCCL_DEBUG, NCCL_DEBUG_SUBSYS and
+/// NCCL_ALGO. Nothing else differs: resources, the RDMA resource, IPC_LOCK,
+/// /dev/shm, the pool's NCCL variables, the scheduler, node placement; on an MPI pool
+/// both the workers and the launcher.
 #[test]
 fn the_pod_template_is_a_real_jobs() {
     let scratch = tempfile::tempdir().unwrap();
@@ -311,23 +381,37 @@ fn the_pod_template_is_a_real_jobs() {
             let smoke_docs = documents(&text(&out.stdout));
             let job = smoke_docs
                 .iter()
-                .find(|d| matches!(d["kind"].as_str(), Some("PyTorchJob" | "TrainJob")))
+                .find(|d| {
+                    matches!(
+                        d["kind"].as_str(),
+                        Some("PyTorchJob" | "TrainJob" | "MPIJob")
+                    )
+                })
                 .unwrap();
             let name = job["metadata"]["name"].as_str().unwrap();
+            let mpi = job["kind"] == "MPIJob";
             let config_map = &smoke_docs[0];
+            // The ConfigMap's one script; under mpirun it holds none.
             let script = config_map["data"]
                 .as_object()
-                .unwrap()
-                .keys()
-                .next()
-                .unwrap();
+                .and_then(|data| data.keys().next().cloned());
+            assert_eq!(
+                script.is_none(),
+                mpi,
+                "{name}: a script unless under mpirun"
+            );
             let templates = pod_templates(&smoke_docs);
             assert!(!templates.is_empty());
-            let first = &templates[0].1["spec"];
-            let image = first["containers"][0]["image"].as_str().unwrap();
-            let gpus = first["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+            let ranks = templates
+                .iter()
+                .map(|(_, t)| &t["spec"]["containers"][0])
+                .find(|c| !c["resources"]["limits"]["nvidia.com/gpu"].is_null())
+                .unwrap();
+            let image = ranks["image"].as_str().unwrap();
+            let gpus = ranks["resources"]["limits"]["nvidia.com/gpu"]
                 .as_str()
                 .unwrap();
+            let launcher = if mpi { "  launcher: mpirun\n" } else { "" };
             let real = scratch.path().join(format!("{name}.yaml"));
             // In the smoke test's namespace (its pool's), like a real job on the pool.
             let namespace = match job["metadata"]["namespace"].as_str() {
@@ -337,7 +421,7 @@ fn the_pod_template_is_a_real_jobs() {
             std::fs::write(
                 &real,
                 format!(
-                    "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}{namespace}}}\nspec:\n  pool: {}\n  image: {image}\n  nodes: 2\n  gpusPerNode: {gpus}\n  script: train.py\n",
+                    "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}{namespace}}}\nspec:\n  pool: {}\n  image: {image}\n  nodes: 2\n  gpusPerNode: {gpus}\n{launcher}  script: train.py\n",
                     pool.0
                 ),
             )
@@ -352,20 +436,34 @@ fn the_pod_template_is_a_real_jobs() {
             );
             for ((at, smoke), (_, real)) in templates.into_iter().zip(real_templates) {
                 let at = format!("{name} {at}");
-                // The script is mounted, from this test's own ConfigMap.
-                let volume = smoke["spec"]["volumes"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|v| v["name"] == SCRIPT_VOLUME)
-                    .unwrap_or_else(|| panic!("{at}: no script volume"));
-                assert_eq!(volume["configMap"]["name"], name, "{at}");
+                let start = start_of(&at, script.is_some());
                 let command = smoke["spec"]["containers"][0]["command"].to_string();
-                assert!(
-                    command.contains(&format!("/rdmagen-smoke/{script}")),
-                    "{at}: {command}"
-                );
-                let (smoke, container) = without_smoke_additions(smoke, &at);
+                match (start, &script) {
+                    (Start::Script, Some(script)) => {
+                        // The script is mounted, from this test's own ConfigMap.
+                        let volume = smoke["spec"]["volumes"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .find(|v| v["name"] == SCRIPT_VOLUME)
+                            .unwrap_or_else(|| panic!("{at}: no script volume"));
+                        assert_eq!(volume["configMap"]["name"], name, "{at}");
+                        assert!(
+                            command.contains(&format!("/rdmagen-smoke/{script}")),
+                            "{at}: {command}"
+                        );
+                    }
+                    // mpirun starts nccl-tests' binary with the sweep, one GPU a rank.
+                    (Start::Mpirun, _) => assert!(
+                        command.contains(
+                            "\"/opt/nccl_tests/build/all_reduce_perf\",\"-b\",\"8\",\"-e\",\"2147483648\",\"-f\",\"4\",\"-g\",\"1\""
+                        ),
+                        "{at}: {command}"
+                    ),
+                    (Start::Sshd, _) => assert_eq!(command, "null", "{at}"),
+                    (Start::Script, None) => unreachable!(),
+                }
+                let (smoke, container) = without_smoke_additions(smoke, &at, start);
                 let real = without_command(real, &container);
                 assert_eq!(
                     smoke, real,
@@ -404,7 +502,7 @@ fn smoke_tests_validate_like_rendered_jobs() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, kept).unwrap();
     }
-    assert_eq!(waived, 4, "each nccl test's manifest is waived");
+    assert_eq!(waived, pools().len(), "each nccl test's manifest is waived");
     let out = rdmagen(&["lint", dir.path().to_str().unwrap(), "--format", "json"]);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let findings = report["findings"].as_array().unwrap();
@@ -447,7 +545,8 @@ fn scripts() -> Vec<(String, String)> {
             continue;
         }
         for doc in documents(&String::from_utf8(bytes).unwrap()) {
-            for (file, script) in doc["data"].as_object().unwrap() {
+            // Under mpirun the ConfigMap holds no script.
+            for (file, script) in doc["data"].as_object().into_iter().flatten() {
                 out.push((file.clone(), script.as_str().unwrap().to_owned()));
             }
         }
@@ -760,7 +859,8 @@ fn bad_input_writes_nothing() {
     .unwrap();
     let broken = broken.to_str().unwrap().to_owned();
     let roce = "examples/smoke/h100-roce-400g.yaml";
-    let cases: [(&[&str], i32, &str); 10] = [
+    let trainer = "examples/smoke/h100-trainer-roce.yaml";
+    let cases: [(&[&str], i32, &str); 13] = [
         (
             &["--pool", "h100-roce-40g", "--pools", roce],
             2,
@@ -830,6 +930,46 @@ fn bad_input_writes_nothing() {
         ),
         (&["--pool", "h100-roce-400g"], 2, "needs the pools"),
         (
+            &[
+                "--pool",
+                "h100-roce-400g",
+                "--pools",
+                roce,
+                "--launcher",
+                "mpirun",
+            ],
+            2,
+            "--launcher mpirun runs nccl-tests as an MPIJob, and pool `h100-roce-400g` does not say the mpi-operator is installed (it sets no target.mpiOperator): where it is, set the pool's spec.target.mpiOperator to its release, e.g. \"0.8\"; or leave out --launcher for the torchrun form\n",
+        ),
+        (
+            &[
+                "--pool",
+                "h100-trainer-roce",
+                "--pools",
+                trainer,
+                "--launcher",
+                "mpirun",
+            ],
+            2,
+            "--launcher mpirun runs nccl-tests as an MPIJob, and pool `h100-trainer-roce` targets Kubeflow Trainer v2, whose MPI runtime (mlPolicy.mpi) rdmagen does not write yet: use a PyTorchJob-API pool with target.mpiOperator; or leave out --launcher for the torchrun form\n",
+        ),
+        (
+            &[
+                "--pool",
+                "h100-roce-400g",
+                "--pools",
+                roce,
+                "--tool",
+                "perftest",
+                "--image",
+                "i:1",
+                "--launcher",
+                "torchrun",
+            ],
+            2,
+            "--launcher torchrun: chooses how --tool nccl starts its ranks; --tool perftest runs one ib_write_bw in each of two pods\n",
+        ),
+        (
             &["--pool", "h100-roce-400g", "--pools", &broken],
             1,
             "pool `h100-roce-400g` failed to load",
@@ -880,4 +1020,79 @@ fn bad_input_writes_nothing() {
         text(&out.stderr)
     );
     assert_eq!(text(&out.stdout), "");
+}
+
+/// The pool decides the `nccl` test's launcher unless `--launcher` does: on a pool
+/// with target.mpiOperator the test is an MPIJob by default and when asked, the same
+/// MPIJob either way; `--launcher torchrun` there gives exactly the PyTorchJob of the
+/// same pool without the mpi-operator. Only the ConfigMap's note of why differs.
+#[test]
+fn the_launcher_is_the_pools_unless_asked() {
+    let mpi = (
+        "h100-roce-400g-mpi".to_owned(),
+        "examples/smoke/h100-roce-400g-mpi.yaml".to_owned(),
+    );
+    let nccl = TOOLS[0];
+    let run = |pool: &(String, String), extra: &[&str]| -> (Vec<Value>, Value) {
+        let out = smoke(pool, nccl, extra);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            text(&out.stderr)
+        );
+        let mut docs = documents(&text(&out.stdout));
+        let config_map = docs.remove(0);
+        assert_eq!(config_map["kind"], "ConfigMap");
+        (docs, config_map)
+    };
+    let launcher_note = |config_map_text: &str| -> String {
+        config_map_text
+            .lines()
+            .find(|l| l.starts_with("#   launcher = "))
+            .unwrap_or_else(|| panic!("no launcher note:\n{config_map_text}"))
+            .to_owned()
+    };
+    let stdout = |pool: &(String, String), extra: &[&str]| text(&smoke(pool, nccl, extra).stdout);
+
+    let (default, _) = run(&mpi, &[]);
+    let kinds: Vec<&str> = default
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["MPIJob"]);
+    assert_eq!(
+        launcher_note(&stdout(&mpi, &[])),
+        "#   launcher = mpirun: pool `h100-roce-400g-mpi` has the mpi-operator (target.mpiOperator): nccl-tests' all_reduce_perf, the standard measure of a fabric, one rank per GPU, as an MPIJob; --launcher torchrun for the torchrun form"
+    );
+    let (asked, _) = run(&mpi, &["--launcher", "mpirun"]);
+    assert_eq!(asked, default, "--launcher mpirun is the pool's own choice");
+    assert_eq!(
+        launcher_note(&stdout(&mpi, &["--launcher", "mpirun"])),
+        "#   launcher = mpirun: asked with --launcher mpirun: nccl-tests' all_reduce_perf, one rank per GPU, as an MPIJob"
+    );
+
+    let (forced, config_map) = run(&mpi, &["--launcher", "torchrun"]);
+    assert!(config_map["data"]["allreduce.py"].is_string());
+    let scratch = tempfile::tempdir().unwrap();
+    let without = scratch.path().join("h100-roce-400g-mpi.yaml");
+    let pool_text = std::fs::read_to_string(root().join(&mpi.1)).unwrap();
+    let plain = pool_text.replace(", mpiOperator: \"0.8\"", "");
+    assert_ne!(plain, pool_text);
+    std::fs::write(&without, plain).unwrap();
+    let without = (mpi.0.clone(), without.to_str().unwrap().to_owned());
+    let (torchrun, _) = run(&without, &[]);
+    assert_eq!(
+        forced, torchrun,
+        "the PyTorchJob of the pool without the mpi-operator"
+    );
+    assert_eq!(forced[0]["kind"], "PyTorchJob");
+    assert_eq!(
+        launcher_note(&stdout(&mpi, &["--launcher", "torchrun"])),
+        "#   launcher = torchrun: asked with --launcher torchrun: the test's all-reduce script (torch.distributed), one process per GPU"
+    );
+    assert_eq!(
+        launcher_note(&stdout(&without, &[])),
+        "#   launcher = torchrun: pool `h100-roce-400g-mpi` does not say the mpi-operator is installed (it sets no target.mpiOperator), so the test's all-reduce script (torch.distributed) runs under torchrun, one process per GPU, printing all_reduce_perf's table"
+    );
 }

@@ -43,6 +43,10 @@ const CASES: &[(&str, &[&str])] = &[
         "render-explain",
         &["render", "examples/pool-defaults", "--explain"],
     ),
+    (
+        "render-explain-mpijob",
+        &["render", "examples/mpijob-deepspeed", "--explain"],
+    ),
     ("lint-human", &["lint", SEED]),
     ("lint-color", &["lint", SEED, "--color", "always"]),
     ("lint-brief", &["lint", "tests/lint", "--format", "brief"]),

@@ -197,7 +197,11 @@ fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
         (
             3,
             "RDMAGEN_TRAINER_SDK_2_3",
-            &["trainer-v2-roce", "trainer-v2-sriov-rails"][..],
+            &[
+                "trainer-v2-roce",
+                "trainer-v2-sriov-rails",
+                "trainer-v2-mpi-nccl-tests",
+            ][..],
             "v2.3.0",
         ),
         (
@@ -225,7 +229,7 @@ fn the_trainer_sdk_of_each_release_reads_its_golden_objects_unchanged() {
                     .map(move |(path, _)| format!("golden/{example}/{path}"))
             })
             .collect();
-        assert_eq!(files.len(), if minor == 3 { 10 } else { 4 });
+        assert_eq!(files.len(), if minor == 3 { 13 } else { 4 });
         files.push(format!(
             "tests/upstream/trainer-v2/torch_distributed.{tag}.yaml"
         ));
@@ -324,6 +328,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         ("kueue-topology/", 3),
         ("smoke/h100-trainer-roce/", 3),
         ("smoke/a100-trainer-hdr-ib/", 1),
+        ("trainer-v2-mpi-nccl-tests/", 3),
     ];
     let mut judged = Vec::new();
     for (path, _) in tree(&root().join("golden")) {
@@ -342,6 +347,11 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
             dir.rsplit_once('/').map_or("", |(d, _)| d)
         );
         let name = &train_job["spec"]["runtimeRef"]["name"];
+        if std::fs::exists(root().join(format!("golden/{dir}/trainingruntime.yaml"))).unwrap() {
+            // A job's own MPI runtime, whose pods are judged by
+            // golden_trainer_mpi_pods_get_every_nccl_variable_and_a_rank_per_gpu.
+            continue;
+        }
         let runtime = tree(&root().join(&runtimes))
             .into_iter()
             .map(|(file, _)| one(&format!("{runtimes}/{file}")))
@@ -412,4 +422,253 @@ fn a_runtime_of_a_narrower_shape_needs_a_name_that_fits() {
     );
     assert!(stderr.contains("pool.yaml:3:"), "{stderr}");
     assert!(!target.exists(), "nothing is written");
+}
+
+/// The golden TrainJob on Trainer's MPI runtime, and the runtime, validate strictly
+/// against the Trainer v2.3.0 CRDs, and the CRD's enum refuses an MPI other than Open
+/// MPI: the check reaches `mlPolicy.mpi`.
+#[test]
+fn golden_trainer_mpi_objects_validate_strictly_and_refuse_another_mpi() {
+    use rdmagen::kubeflow::trainer::crd::check;
+    let dir = "golden/trainer-v2-mpi-nccl-tests/mpi-allreduce";
+    for file in ["trainingruntime.yaml", "trainjob.yaml"] {
+        let doc = one(&format!("{dir}/{file}"));
+        let found: Vec<String> = check(&doc, Version::new(2, 3))
+            .into_iter()
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(found, Vec::<String>::new(), "{file}");
+    }
+    let mut runtime = one(&format!("{dir}/trainingruntime.yaml"));
+    runtime["spec"]["mlPolicy"]["mpi"]["mpiImplementation"] = "Intel".into();
+    let found: Vec<(Option<String>, String)> = check(&runtime, Version::new(2, 3))
+        .into_iter()
+        .map(|f| (f.pointer, f.message))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0].0.as_deref(),
+        Some("/spec/mlPolicy/mpi/mpiImplementation"),
+        "{found:#?}"
+    );
+}
+
+/// What Trainer's MPI plugin makes of the golden runtime and TrainJob
+/// (`kubeflow::trainer::mpi::effective_pods`): the launcher runs mpirun with one rank
+/// per GPU of every node and forwards every NCCL variable the nodes have, the plugin
+/// gives it the hostfile and slots = GPUs per node, the nodes get the GPUs and the RDMA
+/// device and the launcher neither, and every pod is a valid Kubernetes pod template.
+#[test]
+fn golden_trainer_mpi_pods_get_every_nccl_variable_and_a_rank_per_gpu() {
+    use rdmagen::kubeflow::trainer::mpi::{HOSTFILE_DIR, effective_pods, pod_of, reserved_env};
+    let dir = "golden/trainer-v2-mpi-nccl-tests/mpi-allreduce";
+    let runtime = one(&format!("{dir}/trainingruntime.yaml"));
+    let train_job = one(&format!("{dir}/trainjob.yaml"));
+    let job = one("examples/trainer-v2-mpi-nccl-tests/job.yaml");
+    let (nodes, gpus) = (
+        job["spec"]["nodes"].as_u64().unwrap(),
+        job["spec"]["gpusPerNode"].as_u64().unwrap(),
+    );
+    let pods = effective_pods(
+        &runtime,
+        train_job["metadata"]["name"].as_str().unwrap(),
+        &train_job["spec"],
+        Release::new(Version::new(2, 3)),
+    );
+    let names: Vec<&str> = pods.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["node", "launcher"]);
+    let container = |job: &str| pod_of(&pods, job).unwrap()["spec"]["containers"][0].clone();
+    let (node, launcher) = (container("node"), container("launcher"));
+    assert_eq!(runtime["spec"]["mlPolicy"]["mpi"]["numProcPerNode"], gpus);
+    assert_eq!(train_job["spec"]["trainer"]["numNodes"], nodes);
+
+    let command: Vec<&str> = launcher["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(command[..3], ["mpirun", "-np", &(nodes * gpus).to_string()]);
+    assert!(!command.contains(&"--hostfile") && !command.contains(&"-hostfile"));
+    let forwarded: Vec<&str> = command
+        .windows(2)
+        .filter(|w| w[0] == "-x")
+        .map(|w| w[1])
+        .collect();
+    let env_names = |c: &Value| -> Vec<String> {
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let nccl: Vec<String> = env_names(&node)
+        .into_iter()
+        .filter(|n| n.starts_with("NCCL_"))
+        .collect();
+    assert!(nccl.len() >= 4, "{nccl:?}");
+    for name in &nccl {
+        assert!(
+            forwarded.contains(&name.as_str()),
+            "{name} is not forwarded: {command:?}"
+        );
+        // The launcher holds the value mpirun forwards.
+        assert!(env_names(&launcher).contains(name), "{name}");
+    }
+    for name in ["PATH", "LD_LIBRARY_PATH"] {
+        assert!(forwarded.contains(&name), "{name}");
+    }
+
+    // The plugin's variables: slots = GPUs per node, the hostfile it mounts.
+    let value = |c: &Value, name: &str| {
+        c["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"] == name)
+            .map(|e| e["value"].clone())
+    };
+    assert_eq!(
+        value(&launcher, "OMPI_MCA_orte_set_default_slots"),
+        Some(gpus.to_string().into())
+    );
+    assert_eq!(
+        value(&launcher, "OMPI_MCA_orte_default_hostfile"),
+        Some("/etc/mpi/hostfile".into())
+    );
+    let mounts = |c: &Value| -> Vec<String> {
+        c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["mountPath"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(mounts(&launcher).contains(&HOSTFILE_DIR.to_owned()));
+    assert!(!mounts(&node).contains(&HOSTFILE_DIR.to_owned()));
+    for c in [&node, &launcher] {
+        assert!(mounts(c).contains(&"/root/.ssh".to_owned()));
+    }
+    // The TrainJob sets none of the variables Trainer's webhook reserves.
+    for name in reserved_env() {
+        assert!(
+            value(&train_job["spec"]["trainer"], name).is_none(),
+            "{name}"
+        );
+        assert_eq!(
+            value(
+                &runtime["spec"]["template"]["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]
+                    ["spec"]["containers"][0],
+                name
+            ),
+            None
+        );
+    }
+
+    // GPUs and the RDMA device on the nodes, nothing of a rank's on the launcher.
+    assert_eq!(
+        node["resources"]["limits"]["nvidia.com/gpu"],
+        gpus.to_string()
+    );
+    assert_eq!(node["resources"]["limits"]["rdma/hca"], "1");
+    assert_eq!(
+        node["command"],
+        serde_json::json!(["/usr/sbin/sshd", "-De"])
+    );
+    let limits = launcher["resources"]["limits"].as_object().unwrap();
+    assert_eq!(limits.keys().collect::<Vec<_>>(), ["cpu", "memory"]);
+    assert_eq!(launcher["image"], job["spec"]["image"]);
+    assert_eq!(node["image"], job["spec"]["image"]);
+
+    let verifier = rdmagen::verify::Verifier::new();
+    for (name, pod) in &pods {
+        let found: Vec<String> = verifier
+            .pod_template(pod, name)
+            .into_iter()
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(found, Vec::<String>::new(), "{name}");
+    }
+}
+
+/// What Trainer's MPI runtime cannot run is an error at the job's field: an MPI other
+/// than Open MPI (the CRD's enum), and a variable the plugin reserves; nothing is
+/// written.
+#[test]
+fn a_trainer_mpi_job_asking_another_mpi_or_a_reserved_variable_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = root().join("examples/trainer-v2-mpi-nccl-tests");
+    let pool = std::fs::read_to_string(example.join("pool.yaml")).unwrap();
+    crate::support::write(dir.path(), "pool.yaml", &pool);
+    let job = std::fs::read_to_string(example.join("job.yaml")).unwrap().replacen(
+        "  env: {NCCL_DEBUG: INFO, NCCL_TESTS_MIN_BW: \"300\"}\n",
+        "  env: {NCCL_DEBUG: INFO, OMPI_MCA_plm_rsh_args: \"-p 2222\"}\n  mpi: {implementation: Intel}\n",
+        1,
+    );
+    let path = crate::support::write(dir.path(), "job.yaml", &job);
+    let out = rdmagen(&["render", "--format", "brief", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("RDG192")).collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{path}:17:27: error[RDG192]: OMPI_MCA_plm_rsh_args is set by Trainer's MPI plugin on the launcher, and its webhook rejects a TrainJob that sets it (constants.go:305-306, mpi.go:95-107)"
+            ),
+            format!(
+                "{path}:18:9: error[RDG192]: mpi.implementation Intel: Kubeflow Trainer's MPI runtime runs Open MPI only (mlPolicy.mpi.mpiImplementation takes `OpenMPI` or \"\" in the v2.1.0 and v2.3.0 CRDs, and the plugin writes Open MPI's environment alone, mpi.go:208-227); use an Open MPI image, or a pool with target.mpiOperator for an MPIJob"
+            ),
+        ],
+        "{err}"
+    );
+}
+
+/// `mpi.launcherAsWorker` is an MPIJob's `runLauncherAsWorker`: on a Trainer pool, and
+/// on a one-node job (no Worker replica is left), it is an error at the field and
+/// nothing is written.
+#[test]
+fn launcher_as_worker_is_refused_where_no_mpijob_can_carry_it() {
+    let cases = [
+        (
+            "examples/trainer-v2-mpi-nccl-tests",
+            "  launcher: mpirun\n",
+            "  launcher: mpirun\n  mpi: {launcherAsWorker: true}\n",
+            "mpi.launcherAsWorker on Kubeflow Trainer pool",
+        ),
+        (
+            "examples/mpijob-nccl-tests-ib",
+            "  nodes: 4\n",
+            "  nodes: 1\n  mpi: {launcherAsWorker: true}\n",
+            "mpi.launcherAsWorker on a one-node job",
+        ),
+    ];
+    for (example, from, to, said) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let from_dir = root().join(example);
+        let pool = std::fs::read_to_string(from_dir.join("pool.yaml")).unwrap();
+        crate::support::write(dir.path(), "pool.yaml", &pool);
+        let original = std::fs::read_to_string(from_dir.join("job.yaml")).unwrap();
+        let job = original.replacen(from, to, 1);
+        assert_ne!(job, original, "{example}: the case applies");
+        let path = crate::support::write(dir.path(), "job.yaml", &job);
+        let out = rdmagen(&["render", "--format", "brief", dir.path().to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty());
+        let line = job
+            .lines()
+            .position(|l| l.contains("launcherAsWorker"))
+            .unwrap()
+            + 1;
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(&format!("{path}:{line}:"))
+                    && l.contains("error[RDG192]: ")
+                    && l.contains(said)),
+            "{err}"
+        );
+    }
 }

@@ -159,7 +159,7 @@ fn assert_refused(dir: &Path, problem: &str) {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "error: --templates {}: {problem}; rdmagen takes templates named pytorchjob.yaml.j2, trainjob.yaml.j2, storage.yaml.j2 from it\n",
+            "error: --templates {}: {problem}; rdmagen takes templates named pytorchjob.yaml.j2, mpijob.yaml.j2, trainjob.yaml.j2, storage.yaml.j2 from it\n",
             dir.display()
         )
     );
@@ -181,10 +181,11 @@ fn a_templates_dir_without_a_template_rdmagen_uses_is_an_error() {
         templates(&[("README.md", "notes")]).path(),
         "holds no template",
     );
-    // pool.yaml.j2 is detect's template; render never reads it.
+    // pool.yaml.j2 is detect's template; render never reads it. (The nearest name of
+    // a job's template is mpijob.yaml.j2, three edits away.)
     assert_refused(
         templates(&[("pool.yaml.j2", "")]).path(),
-        "pool.yaml.j2 is not the name of a template rdmagen uses",
+        "pool.yaml.j2 is not the name of a template rdmagen uses (did you mean mpijob.yaml.j2?)",
     );
 }
 

@@ -13,6 +13,7 @@ mod cluster;
 mod gang;
 mod kubelet;
 mod launcher;
+mod mpi;
 mod operator;
 mod real;
 mod world;
