@@ -1,5 +1,5 @@
-//! Kueue v0.19.2 for real (issue 25): its controller manager, with the PyTorchJob and
-//! TrainJob integrations on and its webhooks at 127.0.0.1, runs against the test API
+//! Kueue v0.19.2 for real (issue 25): its controller manager, with the PyTorchJob,
+//! MPIJob and TrainJob integrations on and its webhooks at 127.0.0.1, runs against the test API
 //! server. Every golden job that names a Kueue queue is created, and the Workload Kueue
 //! makes of it is read back: its pod sets (name, count, topology request) must be what
 //! the transcription in `tests/cli/kueue.rs` says, which is the fast test the rest of
@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 
 use super::{binary, config, register_webhooks, upstream};
 use crate::cluster::{Cluster, Controller, Golden, golden_objects, root};
-use crate::kueue::{PREFERRED, PodSet, QUEUE_LABEL, REQUIRED, pytorchjob_pod_sets};
+use crate::kueue::{
+    PREFERRED, PodSet, QUEUE_LABEL, REQUIRED, mpijob_pod_sets, pytorchjob_pod_sets,
+};
 
 const KUEUE_WEBHOOK_PORT: u16 = 26451;
 const KUEUE_HEALTH_PORT: u16 = 26452;
@@ -43,7 +45,11 @@ fn kueue(cluster: &Cluster) -> Controller<'_> {
             "leaderElection": {"leaderElect": false},
             "internalCertManagement": {"enable": false},
             "integrations": {
-                "frameworks": ["kubeflow.org/pytorchjob", "trainer.kubeflow.org/trainjob"],
+                "frameworks": [
+                    "kubeflow.org/pytorchjob",
+                    "kubeflow.org/mpijob",
+                    "trainer.kubeflow.org/trainjob",
+                ],
             },
             "featureGates": {"VisibilityOnDemand": false},
         }),
@@ -62,7 +68,7 @@ fn kueue(cluster: &Cluster) -> Controller<'_> {
         "kueue",
         KUEUE_WEBHOOK_PORT,
         |path| {
-            ["kueue-x-k8s-io", "pytorchjob", "trainjob"]
+            ["kueue-x-k8s-io", "pytorchjob", "mpijob", "trainjob"]
                 .iter()
                 .any(|k| path.contains(k))
         },
@@ -200,6 +206,28 @@ fn variants(job: &Value) -> Vec<Value> {
     ]
 }
 
+/// Variants of a Kueue MPIJob: one worker, and no topology request on the launcher
+/// (which holds no GPU and need not share the workers' block).
+fn mpi_variants(job: &Value) -> Vec<Value> {
+    let renamed = |suffix: &str, change: &dyn Fn(&mut Value)| {
+        let mut v = job.clone();
+        let name = format!("{}-{suffix}", v["metadata"]["name"].as_str().unwrap());
+        v["metadata"]["name"] = name.into();
+        change(&mut v);
+        v
+    };
+    vec![
+        renamed("one-worker", &|v| {
+            v["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = 1.into()
+        }),
+        renamed("free-launcher", &|v| {
+            let launcher = &mut v["spec"]["mpiReplicaSpecs"]["Launcher"]["template"];
+            let annotations = launcher["metadata"]["annotations"].as_object_mut().unwrap();
+            annotations.remove(REQUIRED);
+        }),
+    ]
+}
+
 fn delete(cluster: &Cluster, kind: &str, name: &str, namespace: &str) {
     cluster.ok(
         &[
@@ -265,7 +293,7 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
     let objects = golden_objects();
     let queued: Vec<&Golden> = objects
         .iter()
-        .filter(|o| ["PyTorchJob", "TrainJob"].contains(&o.kind()))
+        .filter(|o| ["PyTorchJob", "MPIJob", "TrainJob"].contains(&o.kind()))
         .filter(|o| o.doc["metadata"]["labels"][QUEUE_LABEL].is_string())
         .collect();
     let kueue_crds = upstream("kueue-v0.19-crds");
@@ -277,6 +305,7 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
     crds.extend(
         [
             "tests/upstream/crds/pytorchjob-v1.9.0.yaml",
+            "tests/upstream/mpi-operator/crds/v0.8.0/kubeflow.org_mpijobs.yaml",
             "tests/upstream/trainer-v2/crds/v2.3.0/trainer.kubeflow.org_trainjobs.yaml",
             "tests/upstream/trainer-v2/crds/v2.3.0/trainer.kubeflow.org_trainingruntimes.yaml",
             "tests/upstream/trainer-v2/crds/v2.3.0/trainer.kubeflow.org_clustertrainingruntimes.yaml",
@@ -316,6 +345,7 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
                 pytorchjob_pod_sets(&job.doc),
                 variants(&job.doc),
             ),
+            "MPIJob" => ("mpijob", mpijob_pod_sets(&job.doc), mpi_variants(&job.doc)),
             _ => {
                 let runtime = super::trainer::runtime_of(&objects, job);
                 cluster.ok(
@@ -328,7 +358,10 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
         };
         for (doc, want) in
             std::iter::once((job.doc.clone(), want)).chain(variants.into_iter().map(|v| {
-                let want = pytorchjob_pod_sets(&v);
+                let want = match kind {
+                    "mpijob" => mpijob_pod_sets(&v),
+                    _ => pytorchjob_pod_sets(&v),
+                };
                 (v, want)
             }))
         {
@@ -337,7 +370,7 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
             cluster.ok(&["create", "-f", "-"], Some(&doc.to_string()));
             // Kueue's webhook suspends a job it queues until the Workload is admitted.
             let suspend = match kind {
-                "pytorchjob" => "jsonpath={.spec.runPolicy.suspend}",
+                "pytorchjob" | "mpijob" => "jsonpath={.spec.runPolicy.suspend}",
                 _ => "jsonpath={.spec.suspend}",
             };
             let suspended = cluster.ok(&["get", kind, &name, "-n", namespace, "-o", suspend], None);
@@ -385,8 +418,9 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
     );
     assert_eq!(distinct.len(), judged.len(), "{judged:#?}");
     assert!(
-        queued.iter().any(|j| j.kind() == "PyTorchJob")
-            && queued.iter().any(|j| j.kind() == "TrainJob"),
-        "the golden files hold a Kueue PyTorchJob and a Kueue TrainJob"
+        ["PyTorchJob", "MPIJob", "TrainJob"]
+            .iter()
+            .all(|kind| queued.iter().any(|j| j.kind() == *kind)),
+        "the golden files hold a Kueue PyTorchJob, MPIJob and TrainJob"
     );
 }

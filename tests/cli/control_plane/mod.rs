@@ -4,6 +4,7 @@
 //! server would change fails the test.
 
 mod kueue;
+mod mpi;
 mod trainer;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,9 +108,17 @@ const TRAINER: [Release; 2] = [
     },
 ];
 
+/// The mpi-operator release whose MPIJob CRD rdmagen writes for (every mpi-operator
+/// from 0.6 serves this API; `kubeflow::mpi::crd::TAG`).
+const MPI_OPERATOR: [Release; 1] = [Release {
+    name: "mpi-operator v0.8.0",
+    crds: &["tests/upstream/mpi-operator/crds/v0.8.0/kubeflow.org_mpijobs.yaml"],
+}];
+
 /// The releases an object is judged under: the one its `rdmagen.io/operator` or
 /// `rdmagen.io/trainer` annotation names (an operator before 1.7, CubeStudio's, by
-/// the oldest CRD vendored), every vendored one when a PyTorchJob names none, and none
+/// the oldest CRD vendored), every vendored one when a PyTorchJob names none, the
+/// mpi-operator's for an MPIJob, and none
 /// for Kubernetes' own kinds, which the server always serves.
 fn releases_of(object: &Golden) -> Vec<&'static str> {
     match object.kind() {
@@ -127,6 +136,10 @@ fn releases_of(object: &Golden) -> Vec<&'static str> {
                 other => panic!("{}: Trainer {other:?} has no vendored CRD", object.file),
             }
         }
+        "MPIJob" => match object.annotation("rdmagen.io/mpi-operator") {
+            Some(_) => vec![MPI_OPERATOR[0].name],
+            None => panic!("{}: an MPIJob that names no mpi-operator", object.file),
+        },
         "ConfigMap" | "PersistentVolume" | "PersistentVolumeClaim" => vec!["Kubernetes"],
         other => panic!("{}: no release judges a {other}", object.file),
     }
@@ -211,6 +224,7 @@ fn every_golden_object_passes_the_api_server_under_each_release_it_targets() {
         PYTORCHJOB
             .iter()
             .chain(&TRAINER)
+            .chain(&MPI_OPERATOR)
             .map(|r| (r.name, crd_paths(r))),
     );
     for (release, crds) in groups {
@@ -252,6 +266,7 @@ fn every_golden_object_passes_the_api_server_under_each_release_it_targets() {
     eprintln!("judged by the API server: {judged:?}");
     assert!(judged["training-operator v1.9.0"] >= 30, "{judged:?}");
     assert!(judged["Kubeflow Trainer v2.3.0"] >= 10, "{judged:?}");
+    assert!(judged["mpi-operator v0.8.0"] >= 4, "{judged:?}");
 }
 
 /// The control: the server refuses what rdmagen refuses to write. A native sidecar's

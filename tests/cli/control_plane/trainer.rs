@@ -306,15 +306,69 @@ fn effective_pod_of(job: &Golden, runtime: &Golden, release: Release) -> Value {
     effective_pod("node", template, &job.doc["spec"], release)
 }
 
-/// Creates TrainJob `doc` on `runtime`, waits for the node pods Trainer, JobSet and the
-/// Job controller make of it, and returns each pod's name with the paths where it
-/// differs from `effective` once what those controllers add is checked and taken out.
-/// What it made is removed again.
+/// The pods the model says Trainer makes of `job` on `runtime`, by replicated job, with
+/// how many of each: the `node` job's effective pod on a torch runtime; on an MPI runtime
+/// (`mlPolicy.mpi`) each replicated job's, the `launcher` and the `node`
+/// (`kubeflow::trainer::mpi::effective_pods`).
+fn expected_pods(job: &Golden, runtime: &Golden, release: Release) -> Vec<(String, Value, usize)> {
+    let name = job.doc["metadata"]["name"].as_str().unwrap();
+    let mpi = rdmagen::kubeflow::trainer::mpi::effective_pods(
+        &runtime.doc,
+        name,
+        &job.doc["spec"],
+        release,
+    );
+    if mpi.is_empty() {
+        let effective = effective_pod_of(job, runtime, release);
+        return vec![("node".to_owned(), effective, nodes(&job.doc, runtime))];
+    }
+    mpi.into_iter()
+        .map(|(replicated, pod)| {
+            let count = if replicated == "node" {
+                nodes(&job.doc, runtime)
+            } else {
+                1
+            };
+            (replicated, pod, count)
+        })
+        .collect()
+}
+
+/// `effective` with each container's `env[].value: ""` left out: a pod is a Go struct,
+/// whose EnvVar.Value is `omitempty` (k8s.io/api core/v1 types.go), so the controller's
+/// pod stores an empty value as none. The same meaning: the variable set, empty.
+fn without_empty_env_values(effective: &Value) -> Value {
+    let mut out = effective.clone();
+    for containers in ["containers", "initContainers"] {
+        // `get_mut`, not an index: an index would add the missing key as null.
+        let Some(list) = out
+            .get_mut("spec")
+            .and_then(|s| s.get_mut(containers))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for container in list {
+            for var in container["env"].as_array_mut().into_iter().flatten() {
+                if var["value"] == "" {
+                    var.as_object_mut().unwrap().remove("value");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Creates TrainJob `doc` on `runtime`, waits for the pods Trainer, JobSet and the Job
+/// controller make of it for each replicated job `expected` names (with its count),
+/// and returns each pod's name with the paths where it differs from that job's
+/// effective pod once what those controllers add is checked and taken out. What it
+/// made is removed again.
 fn made_pods(
     cluster: &Cluster,
     doc: &Value,
     runtime: &Golden,
-    effective: &Value,
+    expected: &[(String, Value, usize)],
 ) -> Vec<(String, Vec<String>)> {
     let name = doc["metadata"]["name"].as_str().unwrap();
     let namespace = doc["metadata"]["namespace"].as_str().unwrap_or("default");
@@ -325,20 +379,21 @@ fn made_pods(
     );
     remove(cluster, name, namespace);
     cluster.ok(&["create", "-f", "-"], Some(&doc.to_string()));
-    let selector =
-        format!("jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=node");
-    let want = nodes(doc, runtime);
     let logs = cluster.dir().display().to_string();
-    let mut pods = cluster.wait_for_items(
-        &format!("{want} node pods of {id} (logs in {logs})"),
-        "pods",
-        namespace,
-        &selector,
-        want,
-    );
-    let judged = pods
-        .iter_mut()
-        .map(|pod| {
+    let mut judged = Vec::new();
+    for (replicated, effective, want) in expected {
+        let effective = &without_empty_env_values(effective);
+        let selector = format!(
+            "jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name={replicated}"
+        );
+        let mut pods = cluster.wait_for_items(
+            &format!("{want} {replicated} pods of {id} (logs in {logs})"),
+            "pods",
+            namespace,
+            &selector,
+            *want,
+        );
+        judged.extend(pods.iter_mut().map(|pod| {
             let pod_name = pod["metadata"]["name"].as_str().unwrap().to_owned();
             take_default_tolerations(pod, effective);
             take_torch_plugin_additions(pod, effective);
@@ -352,8 +407,8 @@ fn made_pods(
                 &mut changed,
             );
             (pod_name, changed)
-        })
-        .collect();
+        }));
+    }
     remove(cluster, name, namespace);
     judged
 }
@@ -413,8 +468,8 @@ fn judge(pair: &Pair, min_jobs: usize, min_pods: usize) {
     let mut pods_compared = 0;
     for job in &jobs {
         let runtime = runtime_of(&objects, job);
-        let effective = effective_pod_of(job, runtime, release);
-        for (pod_name, changed) in made_pods(&cluster, &job.doc, runtime, &effective) {
+        let expected = expected_pods(job, runtime, release);
+        for (pod_name, changed) in made_pods(&cluster, &job.doc, runtime, &expected) {
             assert!(
                 changed.is_empty(),
                 "{} ({}): {pod_name} differs from the effective pod: {changed:#?}",
@@ -430,9 +485,12 @@ fn judge(pair: &Pair, min_jobs: usize, min_pods: usize) {
     let job = jobs
         .iter()
         .find(|j| {
-            j.doc["spec"]["trainer"]["env"]
-                .as_array()
-                .is_some_and(|e| !e.is_empty())
+            let torch =
+                rdmagen::kubeflow::trainer::mpi::Policy::of(&runtime_of(&objects, j).doc).is_none();
+            torch
+                && j.doc["spec"]["trainer"]["env"]
+                    .as_array()
+                    .is_some_and(|e| !e.is_empty())
         })
         .expect("a golden TrainJob with trainer.env");
     let runtime = runtime_of(&objects, job);
@@ -452,7 +510,12 @@ fn judge(pair: &Pair, min_jobs: usize, min_pods: usize) {
         .iter()
         .position(|e| e["name"] == variable)
         .unwrap();
-    for (pod_name, changed) in made_pods(&cluster, &broken, runtime, &effective) {
+    let expected = [(
+        "node".to_owned(),
+        effective.clone(),
+        nodes(&job.doc, runtime),
+    )];
+    for (pod_name, changed) in made_pods(&cluster, &broken, runtime, &expected) {
         assert_eq!(
             changed,
             [format!(
