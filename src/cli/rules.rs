@@ -67,8 +67,10 @@ pub fn explain(args: &ExplainArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         let near = near_ids(&args.id, CATALOGUE.iter().map(|r| r.id));
         let hint = match near.as_slice() {
             [] => {
-                let first = CATALOGUE.first().map_or("", |r| r.id);
-                let last = CATALOGUE.last().map_or("", |r| r.id);
+                // The catalogue is in the order rules were written next to their
+                // kin, not by ID; IDs are all RDG and three digits, so text order is ID order.
+                let first = CATALOGUE.iter().map(|r| r.id).min().unwrap_or_default();
+                let last = CATALOGUE.iter().map(|r| r.id).max().unwrap_or_default();
                 format!("; rule IDs run from {first} to {last}, and `rdmagen rules` lists them")
             }
             [id] => format!("; did you mean {id}?"),

@@ -122,6 +122,28 @@ fn report(
                 _ => plain(doc, &pointer, error, findings),
             }
         }
+        ValidationErrorKind::Pattern { .. } => {
+            // A regular expression says nothing to the person who typed the value; the
+            // schema's description of the field says what it takes.
+            let described = error
+                .schema_path()
+                .as_str()
+                .strip_suffix("/pattern")
+                .and_then(|parent| schema.pointer(parent))
+                .and_then(|node| node["description"].as_str());
+            match described {
+                Some(takes) => findings.at(
+                    Rule::InputShape,
+                    format!(
+                        "{}: {} is not a value this field takes ({takes})",
+                        dotted(&pointer),
+                        crate::diagnostics::message::quoted(error.instance())
+                    ),
+                    doc.locate_pointer(&pointer),
+                ),
+                None => plain(doc, &pointer, error, findings),
+            }
+        }
         _ => plain(doc, &pointer, error, findings),
     }
 }

@@ -48,6 +48,11 @@ pub struct JobSpec {
     #[serde(default = "default_rdma")]
     #[schemars(with = "ScalarString")]
     pub rdma: String,
+    /// The network NCCL is pinned to (NCCL_NET) when the job runs RDMA on more than
+    /// one node; overrides the pool's `network.ncclNet`. `off` leaves NCCL free to
+    /// fall back to sockets.
+    #[serde(default)]
+    pub nccl_net: Option<crate::model::pool::NcclNet>,
     /// How the training processes are started. Default: torchrun with `script`, none with `command`.
     #[serde(default)]
     pub launcher: Option<Launcher>,

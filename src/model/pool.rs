@@ -174,6 +174,12 @@ pub struct NetworkSpec {
     /// RoCE GID index (NCCL_IB_GID_INDEX), or "auto" for NCCL's dynamic selection.
     #[serde(default)]
     pub gid_index: Option<GidIndex>,
+    /// The network NCCL is pinned to on multi-node RDMA jobs (NCCL_NET), so that a
+    /// broken fabric fails at init instead of falling back to sockets: `IB` (the
+    /// default: NCCL's verbs transport, InfiniBand and RoCE), the exact name the
+    /// image's net plugin reports (`IBext_v8`, `gIB`), or `off` to leave NCCL free.
+    #[serde(default)]
+    pub nccl_net: Option<NcclNet>,
     /// Extended resource of the RDMA device plugin. Default: ib → rdma/hca, roce → rdma/shared.
     #[serde(default)]
     pub rdma_resource: Option<String>,
@@ -287,6 +293,57 @@ impl NetworkSpec {
         self.management_nic
             .as_deref()
             .unwrap_or(DEFAULT_MANAGEMENT_NIC)
+    }
+}
+
+/// The network NCCL_NET pins, or `off` for no pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NcclNet {
+    Off,
+    /// A network's name as NCCL or its plugin reports it (`Initialized NET plugin
+    /// <name>` in the log from NCCL 2.27): one printable line, no space around it.
+    Name(String),
+}
+
+impl Serialize for NcclNet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            NcclNet::Off => "off",
+            NcclNet::Name(name) => name,
+        })
+    }
+}
+
+impl JsonSchema for NcclNet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NcclNet".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The network NCCL_NET pins on multi-node RDMA jobs: `IB` (NCCL's verbs transport), a net plugin's exact name (`IBext_v8`, `gIB`), or `off`; one line with no space at either end, as NCCL compares it whole",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[^\\s\\u0000-\\u001f\\u007f-\\u009f](?:[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f])?$",
+            "examples": ["IB", "IBext_v8", "off"]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for NcclNet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "off" {
+            return Ok(NcclNet::Off);
+        }
+        let printable = !text.chars().any(char::is_control);
+        if text.is_empty() || text.trim() != text || !printable || text.chars().count() > 64 {
+            return Err(serde::de::Error::custom(
+                "ncclNet names one network as NCCL reports it (`IB`, `IBext_v8`, `gIB`; at most 64 characters, no control characters, no space at either end), or `off`",
+            ));
+        }
+        Ok(NcclNet::Name(text))
     }
 }
 

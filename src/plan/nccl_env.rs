@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::{Rule, Severity};
 use crate::model::job::EnvValue;
-use crate::model::pool::{Fabric, GidIndex};
+use crate::model::pool::{Fabric, GidIndex, NcclNet};
 use crate::nccl::{self, EnvFacts};
 use crate::plan::EnvVar;
 use crate::plan::attachment;
@@ -105,6 +105,9 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
                 from_pool.push((name, Some((*value).to_owned()), shape_reason.clone()));
             }
         }
+    }
+    if let Some((name, why)) = net_pin(ctx, rdma) {
+        from_pool.push(("NCCL_NET", Some(name), why));
     }
     let gid_preset = ctx.profile.presets(fabric, rdma.on, "NCCL_IB_GID_INDEX");
     if rdma.on && fabric == Fabric::Roce && !gid_preset {
@@ -223,6 +226,78 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
     env.into_iter()
         .map(|(name, value)| EnvVar { name, value })
         .collect()
+}
+
+/// NCCL_NET and why: on a job that runs RDMA across nodes, the one network NCCL may
+/// use, so that a fabric it cannot use fails communicator init at the start instead
+/// of carrying the job over TCP sockets at a tenth of the speed (nccl::net_selects).
+/// The job's `ncclNet` wins over the pool's `network.ncclNet`; `IB` when neither
+/// names one. Inside one node NCCL moves nothing over the network, so no pin there.
+fn net_pin(ctx: &mut Ctx<'_>, rdma: &Rdma) -> Option<(String, String)> {
+    let pool_name = ctx.pool.value.metadata.name.clone();
+    let (chosen, origin, by) = match (
+        ctx.job.value.spec.nccl_net.clone(),
+        ctx.pool.value.spec.network.nccl_net.clone(),
+    ) {
+        (Some(net), _) => (Some(net), Origin::Job, "the job's ncclNet".to_owned()),
+        (None, net) => (
+            net,
+            Origin::Pool,
+            format!("pool `{pool_name}`'s network.ncclNet"),
+        ),
+    };
+    let at: &[Seg<'_>] = match origin {
+        Origin::Job => &[Seg::Key("spec"), Seg::Key("ncclNet")],
+        Origin::Pool => &[Seg::Key("spec"), Seg::Key("network"), Seg::Key("ncclNet")],
+    };
+    let nodes = ctx.job.value.spec.nodes;
+    if !rdma.on || nodes < 2 {
+        if let Some(NcclNet::Name(name)) = &chosen {
+            let why = if rdma.on {
+                "a one-node job: NCCL moves nothing over the network, and a pin would only fail init where the RDMA device is not usable"
+            } else {
+                "RDMA is off: NCCL_IB_DISABLE=1 already keeps NCCL to sockets"
+            };
+            ctx.decisions.record(
+                "env NCCL_NET",
+                "(unset)",
+                format!("{by} `{name}` is not written: {why}"),
+            );
+        }
+        return None;
+    }
+    let fallback = "NCCL uses this network or fails at init, never TCP sockets in silence (nccl v2.30.7-1 src/plugin/net.cc:319-350)";
+    match chosen {
+        Some(NcclNet::Off) => {
+            ctx.decisions.record(
+                "env NCCL_NET",
+                "(unset)",
+                format!("{by} is off: NCCL tries its net plugins, IB, then sockets, and a fabric it cannot use slows the job to socket speed with only a log line to say so"),
+            );
+            None
+        }
+        Some(NcclNet::Name(name)) => {
+            let facts = EnvFacts {
+                rdma_on: true,
+                ..EnvFacts::default()
+            };
+            let problems = nccl::check("NCCL_NET", &name, &facts);
+            if problems.is_empty() {
+                Some((name, format!("fail closed, {by}: {fallback}")))
+            } else {
+                for problem in problems {
+                    ctx.report_from(origin, problem.rule, problem.message, at);
+                }
+                None
+            }
+        }
+        None => Some((
+            nccl::NET_IB.to_owned(),
+            format!(
+                "fail closed on a {nodes}-node RDMA job: {fallback}; a net plugin in the image (IBext_vN, gIB) goes unused unless the pool's network.ncclNet names it; ncclNet: off for no pin"
+            ),
+        )),
+    }
 }
 
 /// The sources an EnvVarSource may name; Kubernetes takes exactly one

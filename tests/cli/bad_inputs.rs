@@ -138,8 +138,8 @@ fn repository_with_a_template_that_drops_rdma() -> tempfile::TempDir {
 /// before the last line.
 fn refused_template_stderr(also: &str) -> String {
     let mut lost = vec![
-        "Master env reads back as a value of 311 bytes".to_owned(),
-        "Worker env reads back as a value of 311 bytes".to_owned(),
+        "Master env reads back as a value of 344 bytes".to_owned(),
+        "Worker env reads back as a value of 344 bytes".to_owned(),
     ];
     for role in ["Master", "Worker"] {
         for (path, want) in [

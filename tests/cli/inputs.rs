@@ -63,7 +63,7 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
         (
             Some(0),
             // The chart's RDMA pod has no Istio opt-out: RDG181, an info.
-            "train/templates/pytorchjob.yaml:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\ntrain/templates/pytorchjob.yaml:38:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
+            "train/templates/pytorchjob.yaml:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\ntrain/templates/pytorchjob.yaml:39:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
             String::new()
         )
     );
@@ -71,7 +71,7 @@ fn helm_template_output_piped_to_lint_names_the_stdin_filename() {
     let out = with_stdin(&root(), &["lint", "-", "--format", "github"], &helm);
     assert_eq!(
         text(&out.stdout),
-        "::notice file=<stdin>,line=29,col=15,title=RDG035 the command runs through `sh -c`::processes started through `sh -c` may not inherit variables a platform injects into PID 1\n::notice file=<stdin>,line=38,col=19,title=RDG181 an RDMA pod does not opt out of Istio's sidecar injection::the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
+        "::notice file=<stdin>,line=29,col=15,title=RDG035 the command runs through `sh -c`::processes started through `sh -c` may not inherit variables a platform injects into PID 1\n::notice file=<stdin>,line=39,col=19,title=RDG181 an RDMA pod does not opt out of Istio's sidecar injection::the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
     );
 }
 
@@ -88,7 +88,7 @@ fn the_stdin_filename_is_escaped_like_any_file_name() {
     ];
     assert_eq!(
         text(&with_stdin(&root(), &args, &helm).stdout),
-        "chart\\u{1b}[31m\\n::error::x:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\nchart\\u{1b}[31m\\n::error::x:38:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
+        "chart\\u{1b}[31m\\n::error::x:29:15: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\nchart\\u{1b}[31m\\n::error::x:39:19: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n"
     );
 }
 
@@ -101,7 +101,7 @@ fn a_kubectl_list_piped_to_lint_is_linted_item_by_item() {
         (
             Some(0),
             // The listed RDMA pod has no Istio opt-out: RDG181, an info.
-            "<stdin>:25:19: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n<stdin>:34:23: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
+            "<stdin>:25:19: info[RDG035]: processes started through `sh -c` may not inherit variables a platform injects into PID 1\n<stdin>:35:23: info[RDG181]: the pod requests rdma/shared but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"\n".to_owned(),
             String::new()
         )
     );
@@ -604,8 +604,12 @@ fn dash_o_with_a_kubectl_format_name_is_refused() {
 fn explain_suggests_only_a_genuinely_close_rule_id() {
     let err = |id: &str| text(&rdmagen(&["explain", id]).stderr);
     assert_eq!(
+        err("RDG9999"),
+        "error: no rule `RDG9999`; rule IDs run from RDG001 to RDG199, and `rdmagen rules` lists them\n"
+    );
+    assert_eq!(
         err("RDG999"),
-        "error: no rule `RDG999`; rule IDs run from RDG001 to RDG095, and `rdmagen rules` lists them\n"
+        "error: no rule `RDG999`; did you mean RDG199?\n"
     );
     assert_eq!(
         err("RDG096"),
@@ -617,7 +621,7 @@ fn explain_suggests_only_a_genuinely_close_rule_id() {
     );
     assert_eq!(
         err("ipc-lock"),
-        "error: no rule `ipc-lock`; rule IDs run from RDG001 to RDG095, and `rdmagen rules` lists them\n"
+        "error: no rule `ipc-lock`; rule IDs run from RDG001 to RDG199, and `rdmagen rules` lists them\n"
     );
 }
 

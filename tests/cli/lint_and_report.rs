@@ -106,8 +106,10 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let expected = [
         ("RDG071", 7),  // no runPolicy: the Python SDK cannot read the job
         ("RDG035", 21), // sh -c may lose variables a platform injects into PID 1
+        ("RDG198", 25), // RDMA devices and no NCCL_NET: a silent fallback to sockets
         ("RDG047", 28), // NCCL_IB_DISABLE is a debugging variable
-        ("RDG035", 62), // the same two on the Worker
+        ("RDG035", 62), // the same three on the Worker
+        ("RDG198", 66),
         ("RDG047", 69),
         ("RDG053", 121), // the PVC's `storageClassName:` is null: never binds the PV
     ];
@@ -119,7 +121,7 @@ fn the_seed_pytorchjob_gets_the_findings_a_reviewer_would_make() {
     let human = rdmagen(&["lint", "tests/lint/seed-swin.yaml"]);
     assert!(
         text(&human.stderr)
-            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 1 warning, 4 infos")
+            .contains("1 PyTorchJob(s) and 2 PersistentVolume(Claim)(s) in 1 file(s) linted: 1 error, 1 warning, 6 infos")
     );
 }
 
@@ -167,7 +169,7 @@ fn github_format_writes_workflow_annotations() {
             .starts_with("::notice file=tests/lint/seed-swin.yaml,line=21,col=15,title=RDG035 ")),
         "{stdout}"
     );
-    assert_eq!(stdout.lines().count(), 6);
+    assert_eq!(stdout.lines().count(), 8);
 }
 
 #[test]
@@ -195,7 +197,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("49 job(s) and 10 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
+            .contains("50 job(s) and 10 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));

@@ -285,7 +285,7 @@ spec:
   runtimeRef: {name: rdma, kind: TrainingRuntime}
   trainer:
     numNodes: 2
-    env: [{name: NCCL_IB_DISABLE, value: \"1\"}]
+    env: [{name: NCCL_IB_DISABLE, value: \"1\"}, {name: NCCL_NET, value: IB}]
     resourcesPerNode: {limits: {nvidia.com/gpu: 8}}
 ",
     )
@@ -429,7 +429,7 @@ fn an_rdma_pod_without_the_istio_opt_out_gets_an_info() {
         0,
         (
             "RDG181",
-            22,
+            23,
             "the pod requests rdma/hca but does not opt out of Istio's sidecar: where the namespace injects one, its proxy sits between the pods and NCCL hangs; add the pod annotation sidecar.istio.io/inject: \"false\"",
         ),
     );
@@ -486,7 +486,7 @@ fn native_sidecars_on_an_older_operator_or_kubernetes_are_an_error() {
     let at = |found: &[(String, u64, String)]| -> Vec<(String, u64)> {
         found.iter().map(|(r, l, _)| (r.clone(), *l)).collect()
     };
-    let both = vec![("RDG187".to_owned(), 59), ("RDG187".to_owned(), 166)];
+    let both = vec![("RDG187".to_owned(), 59), ("RDG187".to_owned(), 168)];
     for flags in [
         &["--operator", "1.7"][..],
         &["--kubernetes", "1.28"][..],

@@ -25,6 +25,7 @@ mod machine_formats;
 mod mpijob_crd;
 mod namespaces;
 mod nccl_log;
+mod nccl_net;
 mod output_safety;
 mod packaging;
 mod pipes;

@@ -122,6 +122,7 @@ j (pool p):
             [
                 "NCCL_IB_GID_INDEX",
                 "NCCL_IB_HCA",
+                "NCCL_NET",
                 "NCCL_SOCKET_IFNAME",
                 "EXTRA_FLAG"
             ],

@@ -487,6 +487,16 @@ fn container_rdma(
     if gpus > 1 && !has_memory_shm(pod, c) {
         out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.to_owned());
     }
+    if (rdma.is_some() || host_rdma) && !pins_nccl_net(c) {
+        out.push(
+            Rule::NcclFallbackUnpinned,
+            format!(
+                "container `{}` holds an RDMA device but leaves NCCL_NET unset: where the device cannot be used, NCCL trains over TCP sockets without failing; set NCCL_NET=IB (or the name of the image's net plugin) so that it fails at init instead",
+                escape::cut(c["name"].as_str().unwrap_or("?"), 80)
+            ),
+            format!("{at}/env"),
+        );
+    }
     let env_facts = EnvFacts {
         rdma_on: rdma.is_some() || host_rdma,
         profile: facts.profile(),
@@ -506,6 +516,14 @@ fn container_rdma(
             out.push(problem.rule, problem.message, format!("{at}/env/{j}"));
         }
     }
+}
+
+/// Whether container `c` may pin NCCL's network: it sets NCCL_NET, or takes variables
+/// from an `envFrom` source lint cannot read.
+fn pins_nccl_net(c: &Value) -> bool {
+    let env = c["env"].as_array().map(Vec::as_slice).unwrap_or_default();
+    env.iter().any(|var| var["name"] == "NCCL_NET")
+        || c["envFrom"].as_array().is_some_and(|from| !from.is_empty())
 }
 
 /// The pod spec's pointer, from a container's (`<base>/containers/<i>`).
@@ -869,16 +887,25 @@ mod tests {
             "volumes": [{"name": "ib", "hostPath": {"path": "/dev/infiniband"}}],
         });
         let doc = job(serde_json::json!({}), pod.clone());
+        // RDMA to NCCL, so an unpinned network is said too (RDG198).
         assert_eq!(
             rules(&doc, &ManifestFacts::default()),
-            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+            [
+                Rule::NcclFallbackUnpinned,
+                Rule::IbDisableWithRdma,
+                Rule::DebugOnlyVariable
+            ]
         );
         // hostNetwork + privileged reaches the devices without the mount too.
         let mut bare = pod.clone();
         bare["volumes"][0]["hostPath"]["path"] = "/data".into();
         assert_eq!(
             rules(&job(serde_json::json!({}), bare), &ManifestFacts::default()),
-            [Rule::IbDisableWithRdma, Rule::DebugOnlyVariable]
+            [
+                Rule::NcclFallbackUnpinned,
+                Rule::IbDisableWithRdma,
+                Rule::DebugOnlyVariable
+            ]
         );
         // Without hostNetwork it is a TCP pod that adds IPC_LOCK for nothing.
         let mut tcp = pod;

@@ -275,7 +275,9 @@ const PEER: &str = "<job>-node-0-0.<job> (PET_MASTER_ADDR)";
 /// (RDG151).
 fn trainer_pod_rules(t: &PodTemplate<'_>, facts: &ManifestFacts) -> Vec<Finding> {
     let mut findings = manifest::pod_template_rules(t, PEER, facts);
-    findings.retain(|f| f.rule != Rule::OperatorManagedEnv);
+    // A runtime's env is completed by each TrainJob: whether NCCL_NET is pinned is
+    // judged on the pod a TrainJob gets (effective_pod_findings).
+    findings.retain(|f| f.rule != Rule::OperatorManagedEnv && f.rule != Rule::NcclFallbackUnpinned);
     findings
 }
 
@@ -758,7 +760,10 @@ fn effective_pod_findings(
     let peer = format!("{name}-node-0-0.{name} (PET_MASTER_ADDR)");
     let mut known: BTreeMap<(Rule, String), usize> = BTreeMap::new();
     for f in pod_shape(original, original_meta, &base, &peer, facts) {
-        *known.entry((f.rule, f.message)).or_default() += 1;
+        // Not reported on the runtime (trainer_pod_rules), so the TrainJob's pod says it.
+        if f.rule != Rule::NcclFallbackUnpinned {
+            *known.entry((f.rule, f.message)).or_default() += 1;
+        }
     }
     let runtime_label = format!(
         "{} `{}`",
@@ -850,9 +855,11 @@ mod tests {
             "spec": {"mlPolicy": {"numNodes": 2, "torch": {}},
                 "template": {"spec": {"replicatedJobs": [{"name": "node",
                     "template": {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                        // The pod opts out of Istio, as an RDMA pod should (RDG181).
+                        // The pod opts out of Istio, as an RDMA pod should (RDG181), and
+                        // pins NCCL's network (RDG198).
                         "spec": {"template": {"metadata": {"annotations": {crate::pod_network::ISTIO_INJECT: "false"}}, "spec": {
                             "containers": [{"name": "node", "image": "img",
+                                "env": [{"name": "NCCL_NET", "value": "IB"}],
                                 "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}},
                                 "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
                                 "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}],

@@ -13,6 +13,22 @@ use crate::version::Version;
 /// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
 pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
 
+/// NCCL's own networks as `NCCL_NET` names them: the verbs transport (InfiniBand and
+/// RoCE alike) and the socket transport (v2.30.7-1 src/transport/net_ib/common.cc:193-194,
+/// src/transport/net_socket.cc:803-804). A net plugin goes by its own name (the
+/// SHARP plugin's `IBext_v8`, Google's `gIB`), which `IB` does not select.
+pub const NET_IB: &str = "IB";
+pub const NET_SOCKET: &str = "Socket";
+
+/// Whether `NCCL_NET=pin` selects the network called `name`: NCCL compares the two
+/// with strcasecmp, whole (no prefix, nothing trimmed), and a pin that selects no
+/// network that initialised makes communicator init fail ("Failed to initialize any
+/// NET plugin" from 2.27, "network %s not found" before) instead of falling back to
+/// sockets (v2.30.7-1 src/plugin/net.cc:319-350; v2.21.5-1 src/net.cc:560, 578-581).
+pub fn net_selects(pin: &str, name: &str) -> bool {
+    pin.eq_ignore_ascii_case(name)
+}
+
 /// What is known about the pod a variable is set in.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EnvFacts<'a> {
@@ -133,6 +149,12 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
                 .to_owned(),
         ));
     }
+    if name == "NCCL_NET" && facts.rdma_on && net_selects(value, NET_SOCKET) {
+        out.push(problem(
+            Rule::NcclNetSocket,
+            "NCCL_NET=Socket pins NCCL to TCP sockets while the pod holds an RDMA device: the job runs at socket speed; pin IB (or the name of the image's net plugin), or turn RDMA off".to_owned(),
+        ));
+    }
     if name == "NCCL_IB_GID_INDEX" && facts.fabric == Some(Fabric::Ib) {
         out.push(problem(
             Rule::GidIndexOnIb,
@@ -161,6 +183,7 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
         "NCCL_PROTO" => selection(value, PROTOCOLS, "protocol"),
         "NCCL_SOCKET_IFNAME" => interface_list(v),
         "NCCL_IB_HCA" => hca_list(v),
+        "NCCL_NET" => net_name(value),
         _ => None,
     };
     if let Some(mistake) = syntax {
@@ -260,6 +283,21 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// NCCL_NET: one network's name, compared whole (net_selects), so a space around it
+/// or an empty value selects nothing and init fails.
+fn net_name(value: &str) -> Option<String> {
+    if value.trim().is_empty() {
+        Some("an empty value names no network; NCCL finds none and fails at init".to_owned())
+    } else if value.trim() != value {
+        Some(
+            "NCCL compares the name whole, spaces included: this names no network and init fails"
+                .to_owned(),
+        )
+    } else {
+        None
+    }
 }
 
 /// `[^][=]name[,name...]`
@@ -392,6 +430,65 @@ mod tests {
             "NCCL's own default: unset"
         );
         assert_eq!(rules("NCCL_IB_RETRY_CNT", "8"), [Rule::NcclValueRange]);
+    }
+
+    /// The names NCCL's networks report, as its source and the plugins' sources give
+    /// them (reference/nccl-bandwidth.md §6): what a pin selects among them.
+    #[test]
+    fn a_pin_selects_one_network_by_its_whole_name() {
+        // v2.30.7-1: net_ib/common.cc:193-194, net_socket.cc:803-804, the stubs of a
+        // build without verbs (net_ib_stub.cc:99, net_socket_stub.cc:97-98); the SHARP
+        // plugin's names (nccl-rdma-sharp-plugins v2.1.0 ib_plugin.c:727, main
+        // ib_plugin.c:2202-2318) and Google's gIB.
+        let networks = [
+            "IB",
+            "Socket",
+            "IB (stub)",
+            "Socket (stub)",
+            "IBext",
+            "IBext_v8",
+            "gIB",
+        ];
+        let selected = |pin: &str| -> Vec<&str> {
+            networks
+                .iter()
+                .copied()
+                .filter(|n| net_selects(pin, n))
+                .collect()
+        };
+        assert_eq!(selected(NET_IB), ["IB"], "IB is not a prefix of IBext_v8");
+        assert_eq!(selected("ib"), ["IB"], "strcasecmp: case aside");
+        assert_eq!(selected(NET_SOCKET), ["Socket"]);
+        assert_eq!(selected("IBext_v8"), ["IBext_v8"]);
+        assert_eq!(selected("gib"), ["gIB"]);
+        assert!(selected(" IB").is_empty(), "nothing is trimmed");
+    }
+
+    #[test]
+    fn nccl_net_socket_on_rdma_and_names_that_select_nothing() {
+        let rdma = EnvFacts {
+            rdma_on: true,
+            ..EnvFacts::default()
+        };
+        let on_rdma = |value: &str| -> Vec<Rule> {
+            check("NCCL_NET", value, &rdma)
+                .into_iter()
+                .map(|f| f.rule)
+                .collect()
+        };
+        assert_eq!(on_rdma("socket"), [Rule::NcclNetSocket]);
+        assert!(on_rdma("IB").is_empty());
+        assert!(on_rdma("IBext_v8").is_empty());
+        assert!(
+            on_rdma("AWS Libfabric").is_empty(),
+            "a plugin's name may hold a space"
+        );
+        assert!(
+            rules("NCCL_NET", "Socket").is_empty(),
+            "without RDMA sockets are the job's choice"
+        );
+        assert_eq!(rules("NCCL_NET", "IB "), [Rule::NcclSyntax]);
+        assert_eq!(rules("NCCL_NET", ""), [Rule::NcclSyntax]);
     }
 
     #[test]
