@@ -168,24 +168,7 @@ fn render_runtime(
         return Ok(None);
     };
     let file = format!("{RUNTIMES_DIR}/{name}.yaml");
-    let (text, problems) =
-        match writer
-            .renderer
-            .render(render::TRAINING_RUNTIME, "runtime", &runtime)
-        {
-            Ok(text) => {
-                let found = writer.verifier.training_runtime(&text, &runtime);
-                (text, found)
-            }
-            Err(e) => (
-                String::new(),
-                vec![Finding::new(
-                    Rule::TemplateError,
-                    format!("{}: {e}", render::TRAINING_RUNTIME),
-                    None,
-                )],
-            ),
-        };
+    let (text, problems) = rendered_and_verified(writer, &runtime);
     if !problems.is_empty() {
         let at = pool.doc.locate(&[]);
         let from = total.findings.len();
@@ -253,6 +236,28 @@ fn check_name(
     }
 }
 
+/// The runtime's text and what its verification found; a template error is the one
+/// finding, with no text.
+fn rendered_and_verified(writer: Writer<'_>, runtime: &RuntimePlan) -> (String, Vec<Finding>) {
+    match writer
+        .renderer
+        .render(render::TRAINING_RUNTIME, "runtime", runtime)
+    {
+        Ok(text) => {
+            let found = writer.verifier.training_runtime(&text, runtime);
+            (text, found)
+        }
+        Err(e) => (
+            String::new(),
+            vec![Finding::new(
+                Rule::TemplateError,
+                format!("{}: {e}", render::TRAINING_RUNTIME),
+                None,
+            )],
+        ),
+    }
+}
+
 /// Render and verify a job's own runtime (an MPI runtime, `plan::trainer::mpi_runtime`)
 /// as `file`, keeping the rendered document in `runtime.rendered`. None when it
 /// failed: the problems are the job's findings, placed in the job or pool where the
@@ -280,24 +285,7 @@ pub(super) fn render_own(
             job.doc.locate(&[Seg::Key("metadata"), Seg::Key("name")]),
         );
     }
-    let (text, problems) =
-        match writer
-            .renderer
-            .render(render::TRAINING_RUNTIME, "runtime", &*runtime)
-        {
-            Ok(text) => {
-                let found = writer.verifier.training_runtime(&text, runtime);
-                (text, found)
-            }
-            Err(e) => (
-                String::new(),
-                vec![Finding::new(
-                    Rule::TemplateError,
-                    format!("{}: {e}", render::TRAINING_RUNTIME),
-                    None,
-                )],
-            ),
-        };
+    let (text, problems) = rendered_and_verified(writer, runtime);
     let at = job.doc.locate(&[]);
     for mut p in problems {
         p.message = format!("rendered {file}: {}", p.message);
