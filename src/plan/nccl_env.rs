@@ -146,6 +146,7 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
     let job_env = ctx.inputs.env.clone();
     let facts = EnvFacts {
         rdma_on: rdma.on,
+        nccl: ctx.target.nccl,
         fabric: Some(fabric),
         profile: Some(ctx.profile),
         management_nic: Some(net.management_device()),

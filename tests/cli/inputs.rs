@@ -605,7 +605,7 @@ fn explain_suggests_only_a_genuinely_close_rule_id() {
     let err = |id: &str| text(&rdmagen(&["explain", id]).stderr);
     assert_eq!(
         err("RDG9999"),
-        "error: no rule `RDG9999`; rule IDs run from RDG001 to RDG199, and `rdmagen rules` lists them\n"
+        "error: no rule `RDG9999`; rule IDs run from RDG001 to RDG200, and `rdmagen rules` lists them\n"
     );
     assert_eq!(
         err("RDG999"),
@@ -621,7 +621,7 @@ fn explain_suggests_only_a_genuinely_close_rule_id() {
     );
     assert_eq!(
         err("ipc-lock"),
-        "error: no rule `ipc-lock`; rule IDs run from RDG001 to RDG199, and `rdmagen rules` lists them\n"
+        "error: no rule `ipc-lock`; rule IDs run from RDG001 to RDG200, and `rdmagen rules` lists them\n"
     );
 }
 

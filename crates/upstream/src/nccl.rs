@@ -13,6 +13,12 @@ use crate::version::Version;
 /// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
 pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
 
+/// The first NCCL with the PAT algorithm, and the first that reads NCCL_ALGO and
+/// NCCL_PROTO as `;`-separated `function:list` items (env.rst, NCCL_ALGO); an older
+/// NCCL refuses the token at init.
+pub const PAT_NCCL: Version = Version::new(2, 23);
+pub const PER_FUNCTION_SELECTION_NCCL: Version = Version::new(2, 24);
+
 /// NCCL's own networks as `NCCL_NET` names them: the verbs transport (InfiniBand and
 /// RoCE alike) and the socket transport (v2.30.7-1 src/transport/net_ib/common.cc:193-194,
 /// src/transport/net_socket.cc:803-804). A net plugin goes by its own name (the
@@ -40,6 +46,9 @@ pub struct EnvFacts<'a> {
     pub profile: Option<&'static Profile>,
     /// The management NIC, never a data NIC (seed 001: usually mlx5_0).
     pub management_nic: Option<&'a str>,
+    /// The oldest NCCL the pool's images have (`target.nccl`), when known (not in
+    /// `lint`): a form newer than it fails on the images that have only that one.
+    pub nccl: Option<Version>,
     /// The pod is a Kubeflow Trainer v2 pod, whose torch plugin sets only
     /// [`TRAINER_RESERVED`], and refuses a TrainJob that sets one.
     pub trainer: bool,
@@ -186,6 +195,9 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
         "NCCL_NET" => net_name(value),
         _ => None,
     };
+    if let Some(floor) = facts.nccl {
+        out.extend(newer_than(name, v, floor));
+    }
     if let Some(mistake) = syntax {
         out.push(problem(
             Rule::NcclSyntax,
@@ -205,6 +217,44 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
         out.push(problem(
             Rule::DebugOnlyVariable,
             format!("{name} is a debugging variable in the NCCL docs: not for production, may cause sub-optimal behaviour, crashes or hangs"),
+        ));
+    }
+    out
+}
+
+/// What `name=v` needs of NCCL that the pool's oldest NCCL, `floor`, lacks.
+fn newer_than(name: &str, v: &str, floor: Version) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let images = format!("the pool's images have NCCL {floor} or later");
+    if matches!(name, "NCCL_ALGO" | "NCCL_PROTO")
+        && v.contains([';', ':'])
+        && floor < PER_FUNCTION_SELECTION_NCCL
+    {
+        out.push(problem(
+            Rule::NcclNewerThanImages,
+            format!(
+                "{name}=`{v}` is the per-function form (`function:list`, `;` between items), which NCCL reads from 2.24; {images}, and one before 2.24 refuses the value at init"
+            ),
+        ));
+    }
+    if name == "NCCL_ALGO"
+        && floor < PAT_NCCL
+        && v.split([',', ';', ':', '^'])
+            .any(|token| token.eq_ignore_ascii_case("PAT"))
+    {
+        out.push(problem(
+            Rule::NcclNewerThanImages,
+            format!(
+                "NCCL_ALGO names PAT, an algorithm NCCL has from 2.23; {images}, and one before 2.23 refuses the token at init"
+            ),
+        ));
+    }
+    if name == "NCCL_IB_GID_INDEX" && v == "-1" && floor < DYNAMIC_GID_NCCL {
+        out.push(problem(
+            Rule::GidNeedsNewerNccl,
+            format!(
+                "NCCL_IB_GID_INDEX=-1 asks for dynamic GID selection, which NCCL has from 2.21 (its default there, v2.21.5-1 src/transport/net_ib.cc:80); {images}, and one before 2.21 passes -1 to ibv_query_gid as the index, so connection setup fails; set the RoCE v2 IPv4 index (`rdmagen detect` finds it)"
+            ),
         ));
     }
     out
@@ -489,6 +539,47 @@ mod tests {
         );
         assert_eq!(rules("NCCL_NET", "IB "), [Rule::NcclSyntax]);
         assert_eq!(rules("NCCL_NET", ""), [Rule::NcclSyntax]);
+    }
+
+    #[test]
+    fn forms_newer_than_the_pools_nccl_are_named() {
+        let on = |nccl: (u32, u32), name: &str, value: &str| -> Vec<Rule> {
+            let facts = EnvFacts {
+                nccl: Some(Version::new(nccl.0, nccl.1)),
+                ..EnvFacts::default()
+            };
+            check(name, value, &facts)
+                .into_iter()
+                .map(|f| f.rule)
+                .filter(|r| *r != Rule::DebugOnlyVariable)
+                .collect()
+        };
+        assert_eq!(
+            on((2, 21), "NCCL_ALGO", "Ring,PAT"),
+            [Rule::NcclNewerThanImages]
+        );
+        assert!(on((2, 23), "NCCL_ALGO", "Ring,PAT").is_empty());
+        assert_eq!(
+            on((2, 23), "NCCL_ALGO", "ring;allreduce:tree"),
+            [Rule::NcclNewerThanImages]
+        );
+        assert_eq!(
+            on((2, 23), "NCCL_PROTO", "allreduce:^LL128"),
+            [Rule::NcclNewerThanImages]
+        );
+        assert!(on((2, 24), "NCCL_ALGO", "ring;allreduce:tree").is_empty());
+        assert_eq!(
+            on((2, 19), "NCCL_IB_GID_INDEX", "-1"),
+            [Rule::GidNeedsNewerNccl]
+        );
+        assert!(on((2, 21), "NCCL_IB_GID_INDEX", "-1").is_empty());
+        assert!(on((2, 19), "NCCL_IB_GID_INDEX", "3").is_empty());
+        // NCCL_ALGO is a debugging variable, which is its own (unrelated) finding.
+        assert_eq!(
+            rules("NCCL_ALGO", "PAT"),
+            [Rule::DebugOnlyVariable],
+            "no floor known: nothing to hold it to"
+        );
     }
 
     #[test]

@@ -351,6 +351,9 @@ rules! {
     NcclNetSocket "RDG199" Error false,
         "NCCL_NET pins sockets in a pod that holds an RDMA device", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_socket.cc#L803-L804",
         "`NCCL_NET=Socket` (any case) selects NCCL's TCP socket transport and nothing else (src/plugin/net.cc:331), so a pod that requests an RDMA device holds it unused and trains at socket speed. Pin `IB` or the net plugin's name, or turn RDMA off for the job (`rdma: off`), which releases the device.";
+    NcclNewerThanImages "RDG200" Error false,
+        "an NCCL variable uses a form the pool's oldest NCCL does not read", "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-algo",
+        "A pool's `target.nccl` is the oldest NCCL its images have. NCCL_ALGO's PAT algorithm exists from NCCL 2.23, and NCCL_ALGO's and NCCL_PROTO's per-function form (`allreduce:tree;broadcast:ring`) from 2.24 (env.rst, NCCL_ALGO); an NCCL before them refuses the value, and the job fails at init on every image that has only the older NCCL. Raise `target.nccl` if every image is newer, or write the form the oldest reads.";
     StaticClaimClass "RDG053" Error false,
         "a claim meant for a static PersistentVolume leaves out storageClassName", "https://kubernetes.io/docs/concepts/storage/persistent-volumes/#class-1",
         "A claim without storageClassName (or with `storageClassName:` and no value) gets the cluster's default StorageClass and never binds a class-less static PV: the pod waits forever. Write `storageClassName: \"\"` and `volumeName` (seed 001's PVC has this mistake).";
