@@ -13,10 +13,12 @@ use crate::version::Version;
 /// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
 pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
 
-/// The first NCCL with the PAT algorithm, and the first that reads NCCL_ALGO and
-/// NCCL_PROTO as `;`-separated `function:list` items (env.rst, NCCL_ALGO); an older
-/// NCCL refuses the token at init.
+/// The first NCCL with the PAT algorithm (env.rst, NCCL_ALGO); an older NCCL
+/// refuses the `PAT` token at init.
 pub const PAT_NCCL: Version = Version::new(2, 23);
+/// The first NCCL that reads NCCL_ALGO and NCCL_PROTO as `;`-separated
+/// `function:list` items (env.rst, NCCL_ALGO); an older NCCL refuses that form at
+/// init.
 pub const PER_FUNCTION_SELECTION_NCCL: Version = Version::new(2, 24);
 
 /// NCCL's own networks as `NCCL_NET` names them: the verbs transport (InfiniBand and
