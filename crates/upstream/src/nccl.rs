@@ -4,6 +4,7 @@
 //!
 //! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
 
+use crate::diagnostics::escape::cut;
 use crate::diagnostics::{Finding, Rule};
 use crate::platform::Profile;
 use crate::platform::{DEFAULT_MANAGEMENT_NIC, Fabric};
@@ -184,7 +185,10 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
             }
             _ => out.push(problem(
                 Rule::NcclValueRange,
-                format!("{name}=`{value}`; NCCL accepts an integer from {min} to {max}"),
+                format!(
+                    "{name}=`{}`; NCCL accepts an integer from {min} to {max}",
+                    shown(value)
+                ),
             )),
         }
     }
@@ -203,7 +207,7 @@ pub fn check(name: &str, value: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
     if let Some(mistake) = syntax {
         out.push(problem(
             Rule::NcclSyntax,
-            format!("{name}=`{value}`: {mistake}"),
+            format!("{name}=`{}`: {mistake}", shown(value)),
         ));
     }
     if name == "NCCL_IB_HCA" {
@@ -235,7 +239,8 @@ fn newer_than(name: &str, v: &str, floor: Version) -> Vec<Finding> {
         out.push(problem(
             Rule::NcclNewerThanImages,
             format!(
-                "{name}=`{v}` is the per-function form (`function:list`, `;` between items), which NCCL reads from 2.24; {images}, and one before 2.24 refuses the value at init"
+                "{name}=`{}` is the per-function form (`function:list`, `;` between items), which NCCL reads from 2.24; {images}, and one before 2.24 refuses the value at init",
+                shown(v)
             ),
         ));
     }
@@ -260,6 +265,12 @@ fn newer_than(name: &str, v: &str, floor: Version) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A job's value as a message quotes it: at most 80 characters, so that a long value
+/// is not replayed into a CI log (the emitters escape control characters).
+fn shown(value: &str) -> std::borrow::Cow<'_, str> {
+    cut(value, 80)
 }
 
 /// A finding whose place the caller fills in.
@@ -730,5 +741,33 @@ mod tests {
             ..EnvFacts::default()
         };
         assert!(check("NCCL_ALGO", "Ring", &facts).is_empty());
+    }
+
+    #[test]
+    fn a_long_value_is_quoted_cut_in_every_message() {
+        let long = format!("Ring;{}", "x".repeat(500));
+        let facts = EnvFacts {
+            nccl: Some(Version::new(2, 18)),
+            ..EnvFacts::default()
+        };
+        let found = check("NCCL_ALGO", &long, &facts);
+        let quoting: Vec<_> = found
+            .iter()
+            .filter(|f| f.message.contains("NCCL_ALGO=`"))
+            .collect();
+        // The syntax finding and RDG200's per-function one both quote the value.
+        assert_eq!(quoting.len(), 2, "{found:?}");
+        for f in quoting {
+            assert!(f.message.contains("xxx…`"), "{}", f.message);
+            assert!(!f.message.contains(&"x".repeat(100)), "{}", f.message);
+        }
+        let range = check("NCCL_IB_TIMEOUT", &"9".repeat(300), &EnvFacts::default());
+        let out_of_range: Vec<_> = range
+            .iter()
+            .filter(|f| f.rule == Rule::NcclValueRange)
+            .collect();
+        assert_eq!(out_of_range.len(), 1, "{range:?}");
+        assert!(out_of_range[0].message.contains("999…`"), "{range:?}");
+        assert!(out_of_range[0].message.len() < 200, "{range:?}");
     }
 }
