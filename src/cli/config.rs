@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::ValueEnum;
 
-use crate::diagnostics::escape::{cut, printable};
+use crate::diagnostics::escape::{printable, shown};
 use crate::diagnostics::policy::{Level, Levels, PathOverride, parse_severity};
 use crate::diagnostics::{Findings, Location, Policy, Rule, RuleInfo, Severity, Sources};
 use crate::output::Format;
@@ -490,7 +490,7 @@ impl Checker<'_> {
                     Err(why) => {
                         let at = self.at_value(&pattern);
                         let message =
-                            format!("`{}` is not a glob pattern: {why}", cut(&pattern.value, 80));
+                            format!("`{}` is not a glob pattern: {why}", shown(&pattern.value));
                         self.problem(at, message);
                     }
                 }

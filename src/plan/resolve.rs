@@ -366,7 +366,7 @@ fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
             Rule::FieldNotInRelease,
             format!(
                 "runPolicy.managedBy is `{}`; the CRD takes `{}` or `{}`",
-                crate::diagnostics::escape::cut(&value, 80),
+                crate::diagnostics::escape::shown(&value),
                 allowed[0],
                 allowed[1]
             ),

@@ -289,8 +289,8 @@ fn gang_priority(out: &mut Out, doc: &Value) {
         Rule::GangPriorityMissing,
         format!(
             "the pods' priorityClassName is `{}`, but runPolicy.schedulingPolicy.priorityClass is not set: when the operator gang-schedules through Volcano, the job's PodGroup takes its priority from that field alone, so Volcano orders and preempts this job at the default priority; set runPolicy.schedulingPolicy.priorityClass: {}",
-            escape::cut(class, 80),
-            escape::cut(class, 80)
+            escape::shown(class),
+            escape::shown(class)
         ),
         format!("{}/priorityClassName", t.spec_at()),
     );
@@ -378,7 +378,7 @@ fn dropped_sidecars(
                 Rule::SidecarDropped,
                 format!(
                     "init container `{}` is a native sidecar (restartPolicy: Always), but {why}: it becomes an init container that never exits and the pod stays in Init",
-                    escape::cut(name, 80)
+                    escape::shown(name)
                 ),
                 format!("{base}/initContainers/{i}/restartPolicy"),
             )
@@ -474,7 +474,7 @@ fn container_rdma(
             Rule::IpcLockNonRoot,
             format!(
                 "container `{}` adds IPC_LOCK but runs as {user}: a non-root process never holds the capability (no ambient capabilities in Kubernetes), so locked memory stays at the runtime's limit (8 MiB under containerd) and ibv_reg_mr fails; run it as root, or set LimitMEMLOCK=infinity for containerd on the nodes and suppress this",
-                escape::cut(c["name"].as_str().unwrap_or("?"), 80)
+                escape::shown(c["name"].as_str().unwrap_or("?"))
             ),
             pointer,
         );
@@ -492,7 +492,7 @@ fn container_rdma(
             Rule::NcclFallbackUnpinned,
             format!(
                 "container `{}` holds an RDMA device but leaves NCCL_NET unset: where the device cannot be used, NCCL trains over TCP sockets without failing; set NCCL_NET=IB (or the name of the image's net plugin) so that it fails at init instead",
-                escape::cut(c["name"].as_str().unwrap_or("?"), 80)
+                escape::shown(c["name"].as_str().unwrap_or("?"))
             ),
             format!("{at}/env"),
         );
@@ -717,7 +717,7 @@ fn multus_devices(t: &PodTemplate<'_>) -> Vec<Finding> {
                 format!(
                     "Multus cannot read {} `{}`: {}; the pod's network set-up fails and the pod never starts",
                     multus::NETWORKS_ANNOTATION,
-                    escape::cut(value, 80),
+                    escape::shown(value),
                     escape::cut(&problem, 200)
                 ),
                 annotation_at,

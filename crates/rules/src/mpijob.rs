@@ -259,7 +259,7 @@ fn slots_against_gpus(
         Rule::MpiSlotsGpus,
         format!(
             "{slots_text}{ranks}, but the Worker's container requests {gpus} {}: {effect}; set slotsPerWorker to the GPUs per worker for one rank per GPU",
-            escape::cut(resource, 80)
+            escape::shown(resource)
         ),
         at,
     )]
@@ -348,7 +348,7 @@ fn unforwarded(launch: &Launch, c: &Value, at: &str) -> Vec<Finding> {
         if launch.run.forwards(name, in_launcher) {
             continue;
         }
-        let shown = escape::cut(name, 80);
+        let shown = escape::shown(name);
         let fix = if launch.run.implementation == Implementation::OpenMpi {
             format!(
                 "set it on the Launcher and add `-x {shown}` to mpirun (Open MPI passes only what -x names)"

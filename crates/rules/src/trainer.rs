@@ -314,7 +314,7 @@ fn imageless(pod: &Value, base: &str) -> Vec<Finding> {
                 Rule::EmptyImage,
                 format!(
                     "container `{}` has no image, and only `{NODE}` gets one from the TrainJob: the API server refuses the pods{hint}",
-                    crate::diagnostics::escape::cut(name, 80)
+                    crate::diagnostics::escape::shown(name)
                 ),
                 format!("{base}/containers/{j}/image"),
             )

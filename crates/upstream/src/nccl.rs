@@ -4,7 +4,7 @@
 //!
 //! Facts from the NCCL user guide (env.rst, NCCL 2.30) unless noted.
 
-use crate::diagnostics::escape::cut;
+use crate::diagnostics::escape::shown;
 use crate::diagnostics::{Finding, Rule};
 use crate::platform::Profile;
 use crate::platform::{DEFAULT_MANAGEMENT_NIC, Fabric};
@@ -265,12 +265,6 @@ fn newer_than(name: &str, v: &str, floor: Version) -> Vec<Finding> {
         ));
     }
     out
-}
-
-/// A job's value as a message quotes it: at most 80 characters, so that a long value
-/// is not replayed into a CI log (the emitters escape control characters).
-fn shown(value: &str) -> std::borrow::Cow<'_, str> {
-    cut(value, 80)
 }
 
 /// A finding whose place the caller fills in.

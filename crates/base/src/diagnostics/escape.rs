@@ -50,6 +50,16 @@ pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
     }
 }
 
+/// The most characters of an input a message quotes; the rest is in the file.
+/// ([`crate::diagnostics::finding::MAX_MESSAGE`] bounds the whole message, whatever a
+/// check forgets.)
+pub const MAX_QUOTED_TEXT: usize = 80;
+
+/// `text` as a message quotes a piece of input: [`cut`] to [`MAX_QUOTED_TEXT`].
+pub fn shown(text: &str) -> Cow<'_, str> {
+    cut(text, MAX_QUOTED_TEXT)
+}
+
 /// `text` in double quotes, cut to `max` characters, with everything but printable
 /// ASCII escaped (`\n`, `\"`, `\u{2028}`, `\u{e9}`): for a name that is wrong
 /// because of a character the reader could not otherwise see.

@@ -5,6 +5,8 @@
 //! DNS-1035 label of at most 63 characters. A name the webhook accepts can still fail
 //! Service creation. `render` (from a plan) and `lint` (from a manifest) both ask here.
 
+use crate::diagnostics::escape::shown;
+
 /// The longest a DNS-1035 label may be.
 const DNS_LABEL_MAX: usize = 63;
 
@@ -28,7 +30,7 @@ pub fn problem(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
     if !dns_1035 {
         return Some(format!(
             "`{}` is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter)",
-            quoted(name)
+            shown(name)
         ));
     }
     let service = longest_service(name, replicas)?;
@@ -43,16 +45,11 @@ pub fn problem(name: &str, replicas: &[(&str, u32)]) -> Option<String> {
     };
     Some(format!(
         "`{}` is {} characters; the operator names a Service `{}` ({} characters), which must fit in {DNS_LABEL_MAX}, {bound}",
-        quoted(name),
+        shown(name),
         name.len(),
-        quoted(&service),
+        shown(&service),
         service.len(),
     ))
-}
-
-/// A name as a message quotes it: at most 80 characters (the rest is in the file).
-fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
-    crate::diagnostics::escape::cut(text, 80)
 }
 
 #[cfg(test)]
