@@ -32,6 +32,10 @@ pub struct Cluster {
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// How long one kubectl may take. The slowest call a test makes, a CRD delete that
+/// waits for its objects to go, takes a few seconds.
+const KUBECTL_DEADLINE: Duration = Duration::from_secs(120);
+
 impl Cluster {
     /// The running control plane, or `None` (after saying why) outside CI.
     pub fn get(test: &str) -> Option<Cluster> {
@@ -60,6 +64,9 @@ impl Cluster {
     }
 
     /// Runs kubectl with `args` (and `stdin`); its exit status, stdout and stderr.
+    /// A kubectl that has not finished in [`KUBECTL_DEADLINE`] is killed and the test
+    /// fails naming it: a wait on the server (a finalizer no controller is left to
+    /// remove, a webhook that never answers) must be a red test, never a hung CI run.
     pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
         let mut child = Command::new(&self.kubectl)
             .arg("--kubeconfig")
@@ -76,14 +83,35 @@ impl Cluster {
         let text = stdin.unwrap_or_default().to_owned();
         let writer = std::thread::spawn(move || {
             use std::io::Write;
-            input.write_all(text.as_bytes()).unwrap();
+            // A kubectl killed at its deadline closes the pipe; that error is the
+            // deadline's, reported below.
+            let _ = input.write_all(text.as_bytes());
         });
-        let out = child.wait_with_output().unwrap();
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > KUBECTL_DEADLINE {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "kubectl {} did not finish in {} s; the server's log: {}",
+                    args.join(" "),
+                    KUBECTL_DEADLINE.as_secs(),
+                    self.dir.join("apiserver.log").display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
         writer.join().unwrap();
+        let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
         (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+            status.success(),
+            String::from_utf8_lossy(&stdout).into_owned(),
+            String::from_utf8_lossy(&stderr).into_owned(),
         )
     }
 
@@ -103,6 +131,10 @@ impl Cluster {
             let crd = &rdmagen::verify::parse(&text).unwrap()[0];
             let name = crd["metadata"]["name"].as_str().unwrap();
             let plural = crd["spec"]["names"]["plural"].as_str().unwrap();
+            self.release_finalizers(&format!(
+                "{plural}.{}",
+                crd["spec"]["group"].as_str().unwrap()
+            ));
             self.ok(
                 &["delete", "crd", name, "--ignore-not-found", "--wait"],
                 None,
@@ -121,6 +153,35 @@ impl Cluster {
                 );
                 ok && out == "True" && self.kubectl(&["get", plural, "-A"], None).0
             });
+        }
+    }
+
+    /// Takes the finalizers off every object of `resource` (`plural.group`) a test left
+    /// behind. A CRD is deleted only once its objects are, and an object keeps a
+    /// finalizer until its controller removes it: Trainer v2.1 puts
+    /// `trainer.kubeflow.org/resource-in-use` on a runtime while a TrainJob uses it and
+    /// takes it off only when it next reconciles the runtime
+    /// (T@v2.1.0 pkg/controller/trainingruntime_controller.go:87-91). A test that stops
+    /// that controller first, or fails, leaves the finalizer to no one, and the next
+    /// test's CRD delete would wait for ever.
+    fn release_finalizers(&self, resource: &str) {
+        let (served, out, _) = self.kubectl(&["get", resource, "-A", "-o", "json"], None);
+        if !served {
+            return; // The CRD is not installed yet: nothing can be left.
+        }
+        let list: Value = serde_json::from_str(&out).unwrap();
+        for item in list["items"].as_array().into_iter().flatten() {
+            let metadata = &item["metadata"];
+            if metadata["finalizers"].as_array().is_none_or(Vec::is_empty) {
+                continue;
+            }
+            let name = metadata["name"].as_str().unwrap();
+            let mut args = vec!["patch", resource, name, "--type=merge"];
+            if let Some(namespace) = metadata["namespace"].as_str() {
+                args.extend(["-n", namespace]);
+            }
+            args.extend(["-p", r#"{"metadata":{"finalizers":null}}"#]);
+            self.ok(&args, None);
         }
     }
 
@@ -353,12 +414,29 @@ impl Controller<'_> {
     }
 }
 
+/// Reads `pipe` to its end on a thread of its own, so that a child's output never
+/// fills a pipe while it is waited for.
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        pipe.read_to_end(&mut out).unwrap();
+        out
+    })
+}
+
 /// A GET on 127.0.0.1:`port` answered 200.
 pub fn http_ok(port: u16, path: &str) -> bool {
     use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+    // Bounded: a port that accepts and never answers is "not ready", not a hang.
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2))
+    else {
         return false;
     };
+    let timeout = Some(Duration::from_secs(5));
+    if stream.set_read_timeout(timeout).is_err() || stream.set_write_timeout(timeout).is_err() {
+        return false;
+    }
     let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
     let mut answer = String::new();
     stream.write_all(request.as_bytes()).is_ok()
