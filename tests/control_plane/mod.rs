@@ -161,9 +161,10 @@ impl Cluster {
     /// finalizer until its controller removes it: Trainer v2.1 puts
     /// `trainer.kubeflow.org/resource-in-use` on a runtime while a TrainJob uses it and
     /// takes it off only when it next reconciles the runtime
-    /// (T@v2.1.0 pkg/controller/trainingruntime_controller.go:87-91). A test that stops
-    /// that controller first, or fails, leaves the finalizer to no one, and the next
-    /// test's CRD delete would wait for ever.
+    /// (T@v2.1.0 pkg/controller/trainingruntime_controller.go:87-91), and Kueue puts
+    /// its own on queues, flavors, topologies and Workloads. A test that stops the
+    /// controller first, or fails, leaves the finalizer to no one, and the next test's
+    /// CRD delete would wait for ever.
     fn release_finalizers(&self, resource: &str) {
         let (served, out, _) = self.kubectl(&["get", resource, "-A", "-o", "json"], None);
         if !served {

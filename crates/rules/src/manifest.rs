@@ -7,6 +7,7 @@ use crate::diagnostics::{Finding, Rule};
 use crate::kubeflow::operator::OperatorGeneration;
 use crate::kubernetes::job_name;
 use crate::kubernetes::sidecars::NATIVE_SIDECARS;
+use crate::kueue::QUEUE_LABEL;
 use crate::multus;
 use crate::nccl::{self, EnvFacts};
 use crate::platform::Platform;
@@ -116,6 +117,14 @@ impl Out {
     }
 }
 
+/// Whether Kueue queues `doc`: its queue label on the job object, where Kueue's job
+/// webhooks read it (Kueue v0.19.2 pkg/controller/constants/constants.go:23).
+fn queued_by_kueue(doc: &Value) -> bool {
+    doc["metadata"]["labels"][QUEUE_LABEL]
+        .as_str()
+        .is_some_and(|queue| !queue.is_empty())
+}
+
 /// Every problem of one PyTorchJob document, on the cluster `facts` describes.
 pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
     let mut out = Out(Vec::new());
@@ -139,7 +148,13 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
             "/spec/nprocPerNode",
         );
     }
-    if !spec["runPolicy"].is_object() {
+    if !spec["runPolicy"].is_object() && queued_by_kueue(doc) {
+        out.push(
+            Rule::NoRunPolicyUnderKueue,
+            format!("spec.runPolicy is missing, and the job's {QUEUE_LABEL} label has Kueue's webhook write runPolicy.suspend when the job is created, so the Python SDK reads the stored job; `runPolicy: {{}}` keeps the manifest readable before it is applied"),
+            "/spec",
+        );
+    } else if !spec["runPolicy"].is_object() {
         out.push(
             Rule::NoRunPolicy,
             "spec.runPolicy is missing: the Kubeflow Python SDK cannot read the job, and one such job breaks list_jobs for its namespace; write `runPolicy: {}`",
@@ -1069,6 +1084,19 @@ mod tests {
             .remove("runPolicy");
         assert_eq!(
             rules(&no_policy, &ManifestFacts::default()),
+            [Rule::NoRunPolicy]
+        );
+        // Queued by Kueue, the stored job gets runPolicy.suspend from its webhook.
+        let mut queued = no_policy.clone();
+        queued["metadata"]["labels"] = serde_json::json!({QUEUE_LABEL: "team-a"});
+        assert_eq!(
+            rules(&queued, &ManifestFacts::default()),
+            [Rule::NoRunPolicyUnderKueue]
+        );
+        // An empty queue name queues nothing.
+        queued["metadata"]["labels"][QUEUE_LABEL] = "".into();
+        assert_eq!(
+            rules(&queued, &ManifestFacts::default()),
             [Rule::NoRunPolicy]
         );
     }

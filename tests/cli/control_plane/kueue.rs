@@ -256,35 +256,6 @@ fn delete(cluster: &Cluster, kind: &str, name: &str, namespace: &str) {
     );
 }
 
-/// Kueue puts finalizers on its queues, flavors, topologies and Workloads, which only a
-/// running Kueue takes off; an object a failed run left would keep its CRD from being
-/// deleted, and `install_crds` waiting. Taken off here, before the CRDs are replaced.
-fn release_left_objects(cluster: &Cluster) {
-    for kind in [
-        "workloads",
-        "localqueues",
-        "clusterqueues",
-        "resourceflavors",
-        "topologies",
-    ] {
-        let kind = format!("{kind}.kueue.x-k8s.io");
-        let (served, out, _) = cluster.kubectl(&["get", &kind, "-A", "-o", "json"], None);
-        if !served {
-            continue;
-        }
-        let list: Value = serde_json::from_str(&out).unwrap();
-        for item in list["items"].as_array().unwrap() {
-            let name = item["metadata"]["name"].as_str().unwrap();
-            let mut args = vec!["patch", &kind, name, "--type=merge"];
-            if let Some(namespace) = item["metadata"]["namespace"].as_str() {
-                args.extend(["-n", namespace]);
-            }
-            args.extend(["-p", r#"{"metadata":{"finalizers":null}}"#]);
-            cluster.ok(&args, None);
-        }
-    }
-}
-
 #[test]
 fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
     let Some(cluster) = Cluster::get("Kueue v0.19 against the pod-set transcription") else {
@@ -313,7 +284,6 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
         .map(|f| root().join(f)),
     );
     crds.push(upstream("jobset-v0.12-crd.yaml"));
-    release_left_objects(&cluster);
     cluster.install_crds(&crds);
 
     let local: BTreeSet<(String, String)> = queued
@@ -395,6 +365,41 @@ fn the_real_kueue_makes_the_workloads_the_transcription_predicts() {
             judged.push(want);
         }
     }
+    // RDG201's premise: a queued PyTorchJob written without runPolicy is stored with
+    // one, Kueue's webhook having suspended it, so the Python SDK reads it.
+    let job = queued
+        .iter()
+        .find(|j| j.kind() == "PyTorchJob")
+        .expect("a golden Kueue PyTorchJob");
+    let namespace = job.namespace().unwrap_or("default");
+    let mut bare = job.doc.clone();
+    let name = format!(
+        "{}-no-run-policy",
+        bare["metadata"]["name"].as_str().unwrap()
+    );
+    bare["metadata"]["name"] = name.clone().into();
+    bare["spec"].as_object_mut().unwrap().remove("runPolicy");
+    delete(&cluster, "pytorchjob", &name, namespace);
+    cluster.ok(&["create", "-f", "-"], Some(&bare.to_string()));
+    let stored = cluster.ok(
+        &[
+            "get",
+            "pytorchjob",
+            &name,
+            "-n",
+            namespace,
+            "-o",
+            "jsonpath={.spec.runPolicy}",
+        ],
+        None,
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&stored).unwrap(),
+        json!({"suspend": true}),
+        "{}: a queued PyTorchJob without runPolicy is stored with Kueue's",
+        job.file
+    );
+    delete(&cluster, "pytorchjob", &name, namespace);
     // Gone while Kueue runs, which takes its finalizers off.
     for kind in [
         "localqueues",
