@@ -116,17 +116,19 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut pools = Pools::new(!request.pools.is_empty());
     let mut texts = BTreeMap::new();
     let mut definitions = Vec::new();
-    let mut names = Vec::new();
-    let mut jobs = Vec::new();
     let mut suppressions = Suppressions::default();
     // Pools whose Trainer runtime is written: those a job uses, and those named as
     // inputs (a platform team renders its pools alone).
     let mut wanted = BTreeSet::new();
     let named = inputs.len() + request.documents.len();
-    for (file, read) in read_all(&inputs, &request.documents, &pool_files)?
-        .into_iter()
-        .enumerate()
-    {
+    let read = read_all(&inputs, &request.documents, &pool_files)?;
+    // Sized once: they live through the second pass, and doubling left up to half of
+    // each unused.
+    let count = read.iter().map(|r| r.jobs.len()).sum();
+    let mut names = Vec::with_capacity(count);
+    let mut jobs = Vec::with_capacity(count);
+    for (file, read) in read.into_iter().enumerate() {
+        let read = *read;
         if file < named {
             wanted.extend(
                 read.pools
