@@ -96,6 +96,11 @@ fn reference_samples() {
         "mlx5_1 is down"
     );
     assert!(net(&d).get("gidIndex").is_none(), "no GID index on IB");
+    assert_eq!(
+        net(&d)["label"],
+        "IB 1*200G",
+        "ibstat's `Rate: 200` of the one data NIC"
+    );
     assert!(has(&d, "RDG101", 30), "{:?}", d.findings);
 
     let d = run(&["--ibv-devinfo", &sample("ib-ibv_devinfo.txt")]);
