@@ -11,7 +11,7 @@ use super::output_args::OutputArgs;
 use super::present;
 use super::{exit, stderr, stdout};
 use crate::detect::decide::{self, Options, RailNames};
-use crate::detect::{Observations, capture, commands};
+use crate::detect::{Observations, affinity, capture, commands};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Rule, Severity};
@@ -74,6 +74,27 @@ pub struct DetectArgs {
         help_heading = "Captures (any subset; - is stdin)"
     )]
     pub dpkg: Vec<PathBuf>,
+    /// Output of nvidia-smi topo -m (the GPU↔NIC matrix and its NIC legend).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub gpu_topology: Vec<PathBuf>,
+    /// Output of nvidia-smi -L (the GPUs: count and model).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub gpu_list: Vec<PathBuf>,
+    /// Output of lsmod or cat /proc/modules (is nvidia_peermem loaded?).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Captures (any subset; - is stdin)"
+    )]
+    pub lsmod: Vec<PathBuf>,
     /// Print the commands that capture everything detect reads, and exit.
     #[arg(long)]
     pub print_commands: bool,
@@ -112,9 +133,10 @@ pub struct DetectArgs {
         help_heading = "Rails (sriov, hostdev)"
     )]
     pub rail_namespace: Option<String>,
-    /// GPUs per node (not in the captures).
-    #[arg(long, default_value_t = 8)]
-    pub gpus: u32,
+    /// GPUs per node. Default: as many as nvidia-smi -L (or the topology matrix)
+    /// lists, else 8.
+    #[arg(long)]
+    pub gpus: Option<u32>,
     /// The captures come from inside a pod: prefer NCCL's dynamic GID selection, read
     /// the netdevs as the pod's (no hostInterfaces), and propose attachment sriov when
     /// its RDMA devices are VFs.
@@ -138,6 +160,9 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
         &args.rdma_link,
         &args.ofed_info,
         &args.dpkg,
+        &args.gpu_topology,
+        &args.gpu_list,
+        &args.lsmod,
     ]
     .into_iter()
     .flatten()
@@ -189,6 +214,7 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
                 d.data_nics
             )
         });
+        write_topology(io, &obs, draft.as_ref())?;
         writeln!(io.err, "detected {what}: {}", summary(&findings)).map_err(stderr)?;
     }
     let printed = pool.as_ref().is_some_and(|t| !t.is_empty());
@@ -197,6 +223,49 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
     }
     let consequence = if printed { "" } else { "; no pool was printed" };
     exit::verdict(&findings, &s.print, consequence, false)
+}
+
+/// The affinity map and nvidia_peermem, for the human report: the pool's, or, when no
+/// pool was detected, the matrix's own NICs.
+fn write_topology(
+    io: &mut Streams<'_>,
+    obs: &Observations,
+    draft: Option<&decide::PoolDraft>,
+) -> Result<(), Error> {
+    let from_pool = draft.and_then(|d| d.topology.as_ref());
+    let nics = match (from_pool, &obs.topology) {
+        (Some(t), _) if !t.nics.is_empty() => t.nics.clone(),
+        (_, Some(m)) => affinity::map(m, None).nics,
+        (_, None) => Vec::new(),
+    };
+    if !nics.is_empty() {
+        writeln!(
+            io.err,
+            "GPU↔NIC affinity (nvidia-smi topo -m), in rail order:"
+        )
+        .map_err(stderr)?;
+        let width = nics
+            .iter()
+            .map(|n| printable(&n.name).chars().count())
+            .max()
+            .unwrap_or(0);
+        for nic in &nics {
+            let gpus: Vec<String> = nic.gpus.iter().map(|g| format!("GPU{g}")).collect();
+            writeln!(
+                io.err,
+                "  {:width$}  {:4}  {}",
+                printable(&nic.name),
+                nic.link.name(),
+                gpus.join(" ")
+            )
+            .map_err(stderr)?;
+        }
+    }
+    if let Some(loaded) = from_pool.and_then(|t| t.nvidia_peermem) {
+        let state = if loaded { "loaded" } else { "not loaded" };
+        writeln!(io.err, "nvidia_peermem: {state}").map_err(stderr)?;
+    }
+    Ok(())
 }
 
 /// Render the pool and read it back as render would: through the loader (schema)

@@ -86,8 +86,9 @@ pub enum Command {
     Lint(lint::LintArgs),
     /// Compare two manifest files or directories, line by line and structurally.
     Diff(diff::DiffArgs),
-    /// Write a Pool from what a node says (show_gids, ibstat, ibv_devinfo, rdma link, dpkg -l).
-    Detect(detect::DetectArgs),
+    /// Write a Pool from what a node says (show_gids, ibstat, ibv_devinfo, rdma link, dpkg -l,
+    /// nvidia-smi topo -m, lsmod).
+    Detect(Box<detect::DetectArgs>),
     /// List the rule catalogue.
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.

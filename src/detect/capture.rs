@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::detect::{GidRow, LinkLayer, Observations};
+use crate::detect::{GidRow, LinkLayer, Observations, topology};
 use crate::diagnostics::source::Location;
 use crate::packages::dpkg;
 
@@ -12,9 +12,20 @@ use crate::packages::dpkg;
 enum Section {
     None,
     ShowGids,
-    Ibstat { device: String, port: Option<u32> },
-    IbvDevinfo { device: String, port: Option<u32> },
+    Ibstat {
+        device: String,
+        port: Option<u32>,
+    },
+    IbvDevinfo {
+        device: String,
+        port: Option<u32>,
+    },
     Dpkg,
+    /// `nvidia-smi topo -m`'s matrix, its link legend, its NIC legend.
+    Topo,
+    TopoLegend,
+    NicLegend,
+    Lsmod,
 }
 
 /// Add everything `text` says to `obs`. Lines starting with `#` or `$` (annotations,
@@ -35,6 +46,34 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             || t.starts_with('$')
             || t.starts_with("n_gids_found=")
         {
+            continue;
+        }
+        // nvidia-smi's header starts with GPU0 (or the escape that underlines it on a
+        // terminal); checked first, as cheaply as that.
+        if (t.starts_with("GPU0") || t.starts_with('\u{1b}'))
+            && let Some(started) = topology::header(obs, line, &at)
+        {
+            section = if started {
+                Section::Topo
+            } else {
+                Section::None
+            };
+            continue;
+        }
+        if let Some(next) = topology_section(t, &section) {
+            if matches!(next, Section::Lsmod) {
+                topology::modules_listed(obs);
+            }
+            section = next;
+            continue;
+        }
+        if let Some(understood) = topology::gpu_list_line(obs, t, &at) {
+            if !understood {
+                obs.unreadable.push((at, t.chars().take(80).collect()));
+            }
+            continue;
+        }
+        if topology::proc_modules_line(obs, t, &at) {
             continue;
         }
         if let Some(next) = section_start(t) {
@@ -73,11 +112,26 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             Section::ShowGids => show_gids_row(obs, t, &at),
             Section::Ibstat { device, port } => ibstat_line(obs, device, port, t, &at),
             Section::IbvDevinfo { device, port } => devinfo_line(obs, device, port, t, &at),
+            // A command without a header of its own may follow these blocks.
+            Section::Topo => topology::row(obs, line, &at) || dpkg_line(obs, t, &at),
+            Section::TopoLegend => topology::legend_line(t) || dpkg_line(obs, t, &at),
+            Section::NicLegend => topology::nic_legend_line(obs, t, &at) || dpkg_line(obs, t, &at),
+            Section::Lsmod => topology::lsmod_row(obs, t, &at) || dpkg_line(obs, t, &at),
             Section::Dpkg | Section::None => dpkg_line(obs, t, &at),
         };
         if !understood {
             obs.unreadable.push((at, t.chars().take(80).collect()));
         }
+    }
+}
+
+/// The blocks below nvidia-smi's matrix, and lsmod's header.
+fn topology_section(t: &str, current: &Section) -> Option<Section> {
+    match t {
+        "Legend:" if matches!(current, Section::Topo) => Some(Section::TopoLegend),
+        "NIC Legend:" => Some(Section::NicLegend),
+        _ if topology::lsmod_header(t) => Some(Section::Lsmod),
+        _ => None,
     }
 }
 
@@ -183,9 +237,12 @@ enum Fact {
     BaseLid,
     SmLid,
     LinkLayer,
+    /// ibstat's `Rate:`, Gb/s.
+    Rate,
 }
 
 const IBSTAT_FACTS: &[(&str, Fact)] = &[
+    ("Rate", Fact::Rate),
     ("State", Fact::State),
     ("Physical state", Fact::Physical),
     ("Base lid", Fact::BaseLid),
@@ -236,6 +293,8 @@ fn port_fact(
         Fact::Physical => entry.physical = Some((physical_state(value).to_owned(), at.clone())),
         Fact::BaseLid => entry.base_lid = word.parse().ok(),
         Fact::SmLid => entry.sm_lid = word.parse().ok(),
+        // `2.5` (SDR) is no whole number of Gb/s and is left out: no label then.
+        Fact::Rate => entry.rate = word.parse().ok().map(|r| (r, at.clone())),
         Fact::LinkLayer => return set_link_layer(obs, device, port, word, at, true),
     }
     true

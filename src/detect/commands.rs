@@ -33,9 +33,12 @@ pub fn text() -> String {
   ls -l /sys/class/infiniband/*/device/physfn
   ofed_info -s
   dpkg -l {pkgs}
+  if command -v nvidia-smi >/dev/null; then nvidia-smi topo -m; nvidia-smi -L; fi
+  lsmod 2>/dev/null || cat /proc/modules
 }} > rdma-capture.txt 2>&1
 # (`ls -l .../physfn` lists the devices that are SR-IOV VFs; a pod's VFs make the
-# pool attachment: sriov.)
+# pool attachment: sriov. nvidia-smi topo -m gives each NIC's nearest GPUs, nvidia-smi
+# -L the GPUs, lsmod whether nvidia_peermem is loaded.)
 
 # Then, on your machine, for a capture taken on a node:
 #   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce|aks|oci]
@@ -45,6 +48,7 @@ pub fn text() -> String {
 #   rdmagen detect --in-pod --capture rdma-capture.txt --name <pool-name>
 #     --rail-resource nvidia.com/rail{{n}} --rail-network gpu-rail{{n}}   ({{n}}: the rail's number)
 # or pass single outputs: --show-gids F --ibstat F --ibv-devinfo F --rdma-link F --ofed-info F --dpkg F
+#   --gpu-topology F (nvidia-smi topo -m) --gpu-list F (nvidia-smi -L) --lsmod F
 ",
         sysfs = SYSFS_GIDS
             .lines()

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::detect::affinity;
 use crate::detect::device::Device;
 use crate::detect::{Observations, gid_index, natural_key};
 use crate::diagnostics::escape::cut;
@@ -11,6 +12,7 @@ use crate::diagnostics::source::Location;
 use crate::diagnostics::{Findings, Rule};
 use crate::error::Error;
 use crate::model::pool::{Attachment, Fabric, GidIndex, Platform, PodInterfaces};
+use crate::model::topology::NodeTopology;
 use crate::multus;
 use crate::packages::dpkg;
 use crate::platform::attachment::POD_NETWORK_IFNAME;
@@ -31,8 +33,9 @@ pub struct Options {
     pub attachment: Option<Attachment>,
     /// The rails' resource, Multus network and namespace (attachment sriov, hostdev).
     pub rails: RailNames,
-    /// GPUs per node (not in these captures; `nvidia-smi -L` tells).
-    pub gpus_per_node: u32,
+    /// GPUs per node, when the user says. Unset: `nvidia-smi -L`'s count, else the
+    /// matrix's, else 8.
+    pub gpus_per_node: Option<u32>,
     /// The captures were taken inside a pod: GID indices there are not the host's, the
     /// netdevs are the pod's, and VFs mean SR-IOV.
     pub in_pod: bool,
@@ -63,7 +66,11 @@ pub struct PoolDraft {
     pub name: String,
     pub platform: Platform,
     pub gpus_per_node: u32,
+    /// From `nvidia-smi -L`, when every GPU is one model.
+    pub gpu_model: Option<String>,
     pub fabric: Fabric,
+    /// The line-rate label (`IB 4*200G`) from ibstat's `Rate:`.
+    pub label: Option<String>,
     /// Absent when the attachment gives the pod devices under names of its own (VFs).
     pub attachment: Option<Attachment>,
     /// None on an attachment whose pod does not see the host's device names.
@@ -80,6 +87,9 @@ pub struct PoolDraft {
     /// Absent on InfiniBand and TCP.
     pub gid_index: Option<GidIndex>,
     pub management_nic: Option<String>,
+    /// What `nvidia-smi topo -m` and `lsmod` showed: the data NICs' affinity in rail
+    /// order, and nvidia_peermem.
+    pub topology: Option<NodeTopology>,
     /// Comment lines for the reader of the pool: what each value came from.
     pub notes: Vec<String>,
 }
@@ -148,6 +158,9 @@ pub fn detect(
             at.clone(),
         );
     }
+    for (at, why) in &obs.damaged {
+        findings.at(Rule::DiagUnreadableLine, why.clone(), at.clone());
+    }
     let mut names: Vec<&str> = obs.ports.keys().map(|(d, _)| d.as_str()).collect();
     names.extend(obs.gids.iter().map(|g| g.device.as_str()));
     // The name breaks ties: `mlx5_` and `mlx5_0` share a natural key, and dedup only
@@ -166,6 +179,15 @@ pub fn detect(
         column: 1,
     };
     if devices.is_empty() {
+        // A matrix alone still says where its NICs are.
+        if let Some(matrix) = &obs.topology {
+            affinity::judge(
+                matrix,
+                &affinity::map(matrix, None),
+                &mut Vec::new(),
+                findings,
+            );
+        }
         findings.at(
             Rule::NothingDetected,
             "no RDMA device in the captures; capture show_gids, ibstat, ibv_devinfo or rdma link show",
@@ -321,7 +343,23 @@ pub fn detect(
             check_subnet_manager(d, findings);
         }
     }
-    let data_names: Vec<String> = data.iter().map(|d| d.name.to_owned()).collect();
+    let mut data_names: Vec<String> = data.iter().map(|d| d.name.to_owned()).collect();
+    let topo = obs
+        .topology
+        .as_ref()
+        .map(|m| (m, affinity::map(m, Some(data_names.as_slice()))));
+    if let Some((matrix, a)) = &topo {
+        affinity::judge(matrix, a, &mut notes, findings);
+        if a.matched && !vf_pod {
+            // The NICs in rail order first, then any the matrix does not show.
+            let ordered: Vec<String> = a.nics.iter().map(|n| n.name.clone()).collect();
+            data_names.sort_by_key(|n| ordered.iter().position(|o| o == n).unwrap_or(usize::MAX));
+            notes.push(format!(
+                "hcas in rail order, by the GPUs each NIC is nearest (nvidia-smi topo -m): {}; a pod on part of a node takes the first ones (partialNodeHcas: first), which serve the lowest GPUs, but which GPUs the device plugin gives it is not known",
+                data_names.join(", ")
+            ));
+        }
+    }
     if data_names.is_empty() {
         notes.push(format!(
             "no active data NIC on {}: hcas is empty",
@@ -365,6 +403,58 @@ pub fn detect(
                 .to_owned(),
         );
     }
+
+    let label = if vf_pod {
+        None
+    } else {
+        affinity::line_rate_label(obs, fabric, &data_names, &mut notes)
+    };
+    if let Some(label) = &label {
+        notes.push(format!(
+            "network.label {label}: ibstat's Rate of each data NIC"
+        ));
+    }
+    let listed = affinity::gpus(obs, &mut notes);
+    let gpus_per_node = match (options.gpus_per_node, &listed, &obs.topology) {
+        (Some(n), Some((listed, _)), _) if n != *listed => {
+            notes.push(format!(
+                "gpu.perNode {n} as --gpus says; nvidia-smi -L lists {listed}"
+            ));
+            n
+        }
+        (Some(n), _, _) => n,
+        (None, Some((listed, _)), _) => {
+            notes.push(format!(
+                "gpu.perNode {listed}: the GPUs nvidia-smi -L lists"
+            ));
+            *listed
+        }
+        (None, None, Some(m)) if m.gpu_count() > 0 => {
+            let n = u32::try_from(m.gpu_count()).unwrap_or(u32::MAX);
+            notes.push(format!("gpu.perNode {n}: the GPUs of nvidia-smi topo -m"));
+            n
+        }
+        (None, None, _) => {
+            notes.push(
+                "gpu.perNode 8: no capture lists the GPUs (capture nvidia-smi -L, or give --gpus)"
+                    .to_owned(),
+            );
+            8
+        }
+    };
+    let gpu_model = listed.and_then(|(_, model)| model);
+    let nvidia_peermem = affinity::peermem(obs, fabric, findings);
+    // Only names the other captures confirm: `NIC3` without its legend is no device a
+    // pool can name.
+    let nics = topo
+        .as_ref()
+        .filter(|(_, a)| a.matched)
+        .map(|(_, a)| a.nics.clone())
+        .unwrap_or_default();
+    let topology = (!nics.is_empty() || nvidia_peermem.is_some()).then_some(NodeTopology {
+        nics,
+        nvidia_peermem,
+    });
 
     // Rails in the order Multus names the pod's interfaces (net1, net2, ...), which
     // is the annotation's order.
@@ -437,8 +527,10 @@ pub fn detect(
     Ok(Some(PoolDraft {
         name: options.name.clone(),
         platform: options.platform,
-        gpus_per_node: options.gpus_per_node,
+        gpus_per_node,
+        gpu_model,
         fabric,
+        label,
         attachment,
         hcas,
         data_nics: data.len(),
@@ -456,6 +548,7 @@ pub fn detect(
             Some(m) => Some(m),
             None => Some("none".to_owned()),
         },
+        topology,
         notes,
     }))
 }
@@ -662,7 +755,7 @@ mod tests {
     fn options() -> Options {
         Options {
             name: "p".to_owned(),
-            gpus_per_node: 8,
+            gpus_per_node: Some(8),
             ..Options::default()
         }
     }

@@ -1,18 +1,20 @@
 //! Diagnostics: read what a node says (`show_gids`, `ibstat`, `ibv_devinfo`,
-//! `rdma link show`, `ibdev2netdev`, a `physfn` listing, `ofed_info -s`, `dpkg -l`)
-//! and decide a Pool from it.
+//! `rdma link show`, `ibdev2netdev`, a `physfn` listing, `ofed_info -s`, `dpkg -l`,
+//! `nvidia-smi topo -m`, `nvidia-smi -L`, `lsmod`) and decide a Pool from it.
 //!
 //! Formats: reference/rdma-nccl.md §2 and the samples in reference/diag-samples/.
 //! Parsers accept tabs or spaces, blank lines, trailers, several ports per device and
 //! truncated output; a line they cannot read is reported with its number, never a
 //! panic.
 
+pub mod affinity;
 pub mod capture;
 pub mod commands;
 pub mod decide;
 mod device;
 pub mod gid;
 mod gid_index;
+pub mod topology;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,6 +41,8 @@ pub struct Port {
     /// The port's netdev and the line that named it (`rdma link`, `ibdev2netdev`, or
     /// show_gids' DEV column).
     pub netdev: Option<(String, Location)>,
+    /// ibstat's `Rate:` in Gb/s (the port's line rate).
+    pub rate: Option<(u32, Location)>,
 }
 
 /// One row of a GID table.
@@ -66,8 +70,17 @@ pub struct Observations {
     /// `/sys/class/infiniband/<dev>/device/physfn` (a VF has the link, a PF has none),
     /// and where the listing said so.
     pub physfn: BTreeMap<String, (bool, Location)>,
+    /// `nvidia-smi topo -m`: the GPU↔NIC matrix.
+    pub topology: Option<topology::Matrix>,
+    /// `nvidia-smi -L`: each GPU's index, model and line.
+    pub gpus: Vec<(u32, String, Location)>,
+    /// `lsmod` or `/proc/modules`: the loaded kernel modules, when a list was captured.
+    pub modules: Option<BTreeMap<String, Location>>,
     /// Lines that could not be read.
     pub unreadable: Vec<(Location, String)>,
+    /// Lines read in part, with why the rest could not be (the location names the
+    /// column): a matrix cell nvidia-smi does not write, a row cut short.
+    pub damaged: Vec<(Location, String)>,
     /// Where each capture file starts, for findings about a whole file.
     pub files: Vec<Arc<str>>,
 }

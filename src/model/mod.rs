@@ -10,6 +10,7 @@ pub mod pool;
 pub mod rdma_request;
 pub mod schema;
 pub mod target;
+pub mod topology;
 
 pub use job::JobDocument;
 pub use load::Loaded;

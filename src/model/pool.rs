@@ -10,6 +10,7 @@ use crate::kubernetes::input_schema as k8s;
 use crate::model::common::{ApiVersion, Metadata, ScalarString};
 use crate::model::job::{EnvValue, ObjectName, Toleration, Volume};
 use crate::model::target::TargetSpec;
+use crate::model::topology::NodeTopology;
 pub use crate::platform::{Attachment, DEFAULT_MANAGEMENT_NIC, Fabric, PartialNodeHcas, Platform};
 
 /// A pool of GPU nodes: platform, GPUs per node, training network, scheduler.
@@ -45,6 +46,11 @@ pub struct PoolSpec {
     /// What every job on the pool's nodes gets unless the job says otherwise.
     #[serde(default)]
     pub job_defaults: JobDefaults,
+    /// What `rdmagen detect` read of a node's GPU↔NIC topology (`nvidia-smi topo -m`):
+    /// each data NIC's nearest GPUs, in rail order. Informational: rdmagen does not know
+    /// which GPUs a device plugin gives a pod on part of a node.
+    #[serde(default)]
+    pub topology: Option<NodeTopology>,
 }
 
 // The Job's own field names and types, declared again here: serde's `flatten` cannot be

@@ -359,7 +359,10 @@ fn yaml_flow(value: &Value) -> String {
     use minijinja::value::ValueKind;
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => "null".to_owned(),
-        ValueKind::Bool | ValueKind::Number => value.to_string(),
+        // minijinja writes booleans as Jinja does (`True`); YAML's own spelling is
+        // lower-case, and YAML 1.2 parsers need not read `True`.
+        ValueKind::Bool => if value.is_true() { "true" } else { "false" }.to_owned(),
+        ValueKind::Number => value.to_string(),
         ValueKind::Seq | ValueKind::Iterable => {
             let items: Vec<String> = value
                 .try_iter()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use rdmagen::detect::decide::{Options, detect};
-use rdmagen::detect::{Observations, capture};
+use rdmagen::detect::{Observations, affinity, capture};
 use rdmagen::diagnostics::Findings;
 use rdmagen::model::pool::Platform;
 use serde_json::Value;
@@ -19,6 +19,8 @@ struct Detected {
     findings: Vec<(String, u64)>,
     /// The findings' messages, in the same order.
     messages: Vec<String>,
+    /// The findings' columns, in the same order.
+    columns: Vec<u64>,
 }
 
 fn run(args: &[&str]) -> Detected {
@@ -45,6 +47,12 @@ fn run(args: &[&str]) -> Detected {
         .iter()
         .map(|f| f["message"].as_str().unwrap().to_owned())
         .collect();
+    let columns = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["column"].as_u64().unwrap_or(0))
+        .collect();
     let pool = if out.stdout.is_empty() {
         Value::Null
     } else {
@@ -55,6 +63,7 @@ fn run(args: &[&str]) -> Detected {
         pool,
         findings,
         messages,
+        columns,
     }
 }
 
@@ -87,6 +96,11 @@ fn reference_samples() {
         "mlx5_1 is down"
     );
     assert!(net(&d).get("gidIndex").is_none(), "no GID index on IB");
+    assert_eq!(
+        net(&d)["label"],
+        "IB 1*200G",
+        "ibstat's `Rate: 200` of the one data NIC"
+    );
     assert!(has(&d, "RDG101", 30), "{:?}", d.findings);
 
     let d = run(&["--ibv-devinfo", &sample("ib-ibv_devinfo.txt")]);
@@ -771,6 +785,14 @@ proptest! {
             Just("link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev eth0".to_owned()),
             Just("link /".to_owned()),
             Just("ii  perftest 1 amd64 x".to_owned()),
+            Just("\tGPU0\tGPU1\tNIC0\tCPU Affinity".to_owned()),
+            Just("GPU0\t X \tNV4\tPIX\t0-31".to_owned()),
+            Just("GPU1\tNV4\t X \tSYS".to_owned()),
+            Just("NIC Legend:".to_owned()),
+            Just("  NIC0: mlx5_1".to_owned()),
+            Just("GPU 0: NVIDIA H100 (UUID: GPU-1)".to_owned()),
+            Just("Module                  Size  Used by".to_owned()),
+            Just("nvidia 56807424 1 - Live 0x0 (POE)".to_owned()),
             "[ -~\\t]{0,60}",
         ], 0..40),
     ) {
@@ -780,7 +802,7 @@ proptest! {
         let options = Options {
             name: "p".into(),
             platform: Platform::Generic,
-            gpus_per_node: 8,
+            gpus_per_node: Some(8),
             ..Options::default()
         };
         let mut findings = Findings::default();
@@ -895,4 +917,322 @@ fn an_attachment_on_a_host_capture_decides_what_the_host_tells_about_the_pod() {
         rails[3],
         serde_json::json!({"resource": "nvidia.com/rail4", "network": "rail4"})
     );
+}
+
+/// Each real `nvidia-smi topo -m` (tests/diag/reference/SOURCE.md) read alone: every
+/// NIC of the matrix with its nearest GPUs and link, in rail order (the NIC of GPU0
+/// first, NICs that serve no GPU last).
+#[test]
+fn real_topology_captures_give_the_affinity_map() {
+    /// (NIC, link, GPUs) of one NIC.
+    type Nic = (String, String, Vec<u32>);
+    let map = |file: &str| -> (Vec<Nic>, usize, usize) {
+        let text = std::fs::read_to_string(root().join(sample(file))).unwrap();
+        let mut obs = Observations::default();
+        capture::read(&mut obs, &Arc::from(file), &text);
+        let matrix = obs.topology.as_ref().expect("a matrix");
+        let a = affinity::map(matrix, None);
+        let nics = a
+            .nics
+            .iter()
+            .map(|n| (n.name.clone(), n.link.name(), n.gpus.clone()))
+            .collect();
+        (nics, a.rows, a.gpus)
+    };
+    let nic =
+        |name: &str, link: &str, gpus: &[u32]| (name.to_owned(), link.to_owned(), gpus.to_vec());
+
+    // 8 GPUs, each on its own NIC's switch, in reverse order; NIC0 on no GPU's tree.
+    let (nics, rows, gpus) = map("topo-nccl-1453.txt");
+    assert_eq!((rows, gpus), (8, 8));
+    assert_eq!(
+        nics,
+        [
+            nic("NIC8", "PIX", &[0]),
+            nic("NIC7", "PIX", &[1]),
+            nic("NIC6", "PIX", &[2]),
+            nic("NIC5", "PIX", &[3]),
+            nic("NIC4", "PIX", &[4]),
+            nic("NIC3", "PIX", &[5]),
+            nic("NIC2", "PIX", &[6]),
+            nic("NIC1", "PIX", &[7]),
+            nic("NIC0", "SYS", &[0, 1, 2, 3, 4, 5, 6, 7]),
+        ]
+    );
+
+    // The NIC legend names the devices.
+    let (nics, rows, gpus) = map("topo-nccl-tests-320.txt");
+    assert_eq!((rows, gpus), (3, 3));
+    assert_eq!(
+        nics,
+        [nic("mlx5_0", "PHB", &[2]), nic("mlx5_1", "PHB", &[2])]
+    );
+
+    // The older form names the devices as columns; 5 of 16 GPU rows quoted.
+    let (nics, rows, gpus) = map("topo-nccl-tests-78.txt");
+    assert_eq!((rows, gpus), (5, 16));
+    assert_eq!(
+        nics[..4],
+        [
+            nic("mlx5_0", "PIX", &[0, 1]),
+            nic("mlx5_1", "PIX", &[2, 3]),
+            nic("mlx5_2", "PIX", &[4]),
+            nic("mlx5_3", "PXB", &[4]),
+        ]
+    );
+    assert!(
+        nics[4..].iter().all(|(_, link, _)| link == "SYS"),
+        "{nics:?}"
+    );
+
+    // Rows damaged in pasting are left out; GPU4's and GPU5's still read.
+    let (nics, rows, _) = map("topo-nccl-820.txt");
+    assert_eq!(rows, 2);
+    assert_eq!(nics[0], nic("mlx5_6", "PXB", &[4, 5]));
+}
+
+/// NVIDIA/nccl#1453's NIC0 is SYS to every GPU: RDG210 at the header (no legend names
+/// it), and the report shows the map. No RDMA capture names a device, so no pool.
+#[test]
+fn a_real_nic_far_from_every_gpu_is_reported() {
+    let file = sample("topo-nccl-1453.txt");
+    let d = run(&["--gpu-topology", &file]);
+    assert_eq!(d.code, 1, "no RDMA device: RDG108");
+    assert_eq!(rules(&d), [("RDG108", 1), ("RDG210", 5)]);
+    assert_eq!(
+        d.messages[1],
+        "NIC0 is far from every GPU: its nearest link is SYS (to GPU0, GPU1, GPU2, GPU3, GPU4, GPU5, GPU6, GPU7), which crosses the CPU's interconnect, so GPUDirect RDMA through it is slow or off and its GPUs' traffic is staged through host memory; if it is not meant for training (storage, management), keep it out of hcas"
+    );
+    let out = rdmagen(&["detect", "--gpu-topology", &file]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "GPU↔NIC affinity (nvidia-smi topo -m), in rail order:\n  NIC8  PIX   GPU0\n  NIC7  PIX   GPU1\n"
+        ) && stderr.contains("\n  NIC0  SYS   GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7\ndetected no pool"),
+        "{stderr}"
+    );
+
+    // Part of a matrix (5 of 16 GPU rows) judges nothing: its SYS NICs may serve the
+    // GPUs whose rows are missing. The echoed command line is an unreadable line.
+    let d = run(&["--gpu-topology", &sample("topo-nccl-tests-78.txt")]);
+    assert_eq!(rules(&d), [("RDG108", 1), ("RDG100", 5)]);
+}
+
+/// A matrix damaged in pasting (NVIDIA/nccl#820: `NODENODE`) is reported at the cell's
+/// line and column, as every capture line detect cannot read, and the row left out.
+#[test]
+fn a_damaged_matrix_names_the_line_and_column() {
+    let file = sample("topo-nccl-820.txt");
+    let d = run(&["--gpu-topology", &file]);
+    let text = std::fs::read_to_string(root().join(&file)).unwrap();
+    let line5 = text.lines().nth(5).unwrap();
+    let column = line5.find("NODENODE").unwrap() as u64 + 1;
+    assert_eq!(
+        rules(&d),
+        [
+            ("RDG108", 1),
+            ("RDG100", 6),
+            ("RDG100", 7),
+            ("RDG100", 8),
+            ("RDG100", 9)
+        ]
+    );
+    assert_eq!(d.columns[1..], [column; 4]);
+    assert_eq!(
+        d.messages[1],
+        "`NODENODE` in row GPU0, column mlx5_4 of nvidia-smi topo -m is no link (X, NV#, PIX, PXB, PHB, NODE, SYS); row left out"
+    );
+
+    // Cut short, and far too wide: the row's end, and the 1025th column, by number;
+    // a header of 100 000 columns is not read past its limit.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("topo.txt");
+    let wide: Vec<String> = (0..100_000).map(|i| format!("GPU{}", i % 8)).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "\tGPU0\tGPU1\tNIC0\tCPU Affinity\nGPU0\t X \tNV4\nGPU0 {}\n",
+            wide.join(" ")
+        ),
+    )
+    .unwrap();
+    let d = run(&["--gpu-topology", path.to_str().unwrap()]);
+    assert_eq!(rules(&d), [("RDG108", 1), ("RDG100", 2), ("RDG100", 3)]);
+    // One past the last cell; the 1025th column, each `GPUn ` five characters wide.
+    assert_eq!(d.columns[1..], [13, 1 + 1024 * 5]);
+    assert_eq!(
+        d.messages[1..],
+        [
+            "row GPU0 of nvidia-smi topo -m has 2 of 3 cells (cut short?); left out",
+            "a topology matrix of more than 1024 devices; not read (nvidia-smi topo -m shows at most a few dozen)"
+        ]
+    );
+}
+
+/// A host capture with the topology (synthetic, around NVIDIA/nccl#1453's real matrix):
+/// the pool gets the GPUs' count and model, the line-rate label, hcas in rail order,
+/// the affinity map and nvidia_peermem; the far NIC and the missing nvidia_peermem are
+/// reported; and the pool is one render accepts.
+#[test]
+fn a_topology_capture_completes_the_pool() {
+    let host = "tests/diag/topology-host.txt";
+    let d = capture(host);
+    assert_eq!(d.code, 0, "{:?}", d.messages);
+    assert_eq!(rules(&d), [("RDG106", 1), ("RDG210", 115), ("RDG212", 136)]);
+    let spec = &d.pool["spec"];
+    assert_eq!(
+        spec["gpu"],
+        serde_json::json!({"model": "NVIDIA H100 80GB HBM3", "perNode": 8})
+    );
+    assert_eq!(spec["network"]["label"], "IB 9*400G");
+    let rail_order: Vec<String> = (1..=8)
+        .rev()
+        .map(|n| format!("mlx5_{n}"))
+        .chain(["mlx5_0".to_owned()])
+        .collect();
+    assert_eq!(spec["network"]["hcas"], serde_json::json!(rail_order));
+    let nics = spec["topology"]["nics"].as_array().unwrap();
+    assert_eq!(nics.len(), 9);
+    assert_eq!(
+        nics[0],
+        serde_json::json!({"name": "mlx5_8", "link": "PIX", "gpus": [0]})
+    );
+    assert_eq!(
+        nics[8],
+        serde_json::json!({"name": "mlx5_0", "link": "SYS", "gpus": [0, 1, 2, 3, 4, 5, 6, 7]})
+    );
+    assert_eq!(spec["topology"]["nvidiaPeermem"], false);
+
+    let out = rdmagen(&["detect", "--capture", host, "--name", "h100-ib"]);
+    let (env, _, stderr) = render_on(&out.stdout, "h100-ib");
+    assert!(!stderr.contains("error["), "{stderr}");
+    assert_eq!(
+        env_value(&env, "NCCL_IB_HCA"),
+        Some(format!("={}", rail_order.join(",")).into())
+    );
+
+    // --gpus wins over nvidia-smi -L, and says so.
+    let out = rdmagen(&["detect", "--capture", host, "--gpus", "4"]);
+    let pool = text(&out.stdout);
+    assert!(
+        pool.contains("    perNode: 4\n")
+            && pool.contains("#   gpu.perNode 4 as --gpus says; nvidia-smi -L lists 8\n"),
+        "{pool}"
+    );
+}
+
+/// 8 GPUs over 3 data NICs (synthetic): RDG211 names each NIC's GPUs.
+#[test]
+fn gpus_sharing_nics_unevenly_are_reported() {
+    let d = capture("tests/diag/topology-uneven.txt");
+    assert_eq!(rules(&d), [("RDG211", 7)]);
+    assert_eq!(
+        d.messages[0],
+        "the GPUs share the data NICs unevenly (mlx5_1: GPU0, GPU1, GPU2, GPU3; mlx5_2: GPU4, GPU5; mlx5_3: GPU6, GPU7): a NIC nearest to 4 GPUs gives each of them 1/4 of its rate while others give theirs 1/2, and collectives run at the pace of the busiest NIC"
+    );
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_1", "mlx5_2", "mlx5_3"])
+    );
+}
+
+/// `nvidia-smi -L`, lsmod and /proc/modules as detect reads them.
+#[test]
+fn gpu_list_and_module_lists() {
+    let text = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-aaaa)\n  MIG 3g.40gb     Device  0: (UUID: MIG-bbbb)\nGPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-cccc)\nModule                  Size  Used by\nnvidia_peermem         16384  0\nnv_peer_mem x\nib_core 450560 1 - Live 0x0000000000000000\n";
+    let mut obs = Observations::default();
+    capture::read(&mut obs, &Arc::from("c.txt"), text);
+    let gpus: Vec<(u32, &str, usize)> = obs
+        .gpus
+        .iter()
+        .map(|(i, m, at)| (*i, m.as_str(), at.line))
+        .collect();
+    assert_eq!(
+        gpus,
+        [
+            (0, "NVIDIA A100-SXM4-80GB", 1),
+            (1, "NVIDIA A100-SXM4-80GB", 3)
+        ]
+    );
+    let modules: Vec<(&str, usize)> = obs
+        .modules
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|(m, at)| (m.as_str(), at.line))
+        .collect();
+    assert_eq!(modules, [("ib_core", 7), ("nvidia_peermem", 5)]);
+    let unreadable: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
+    assert_eq!(unreadable, [6]);
+}
+
+/// --print-commands captures what detect now reads: its nvidia-smi and lsmod lines, run
+/// with stand-ins that print a real matrix (NVIDIA/nccl-tests#320), a GPU list and a
+/// module list, give lines detect reads; without nvidia-smi they print nothing.
+#[test]
+fn the_capture_commands_take_the_topology() {
+    use std::os::unix::fs::PermissionsExt;
+    let script = text(&rdmagen(&["detect", "--print-commands"]).stdout);
+    let lines: Vec<&str> = script
+        .lines()
+        .filter(|l| l.contains("nvidia-smi topo -m;") || l.contains("lsmod 2>/dev/null"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{script}");
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = root().join(sample("topo-nccl-tests-320.txt"));
+    let stub = |name: &str, body: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    stub(
+        "nvidia-smi",
+        format!(
+            "case \"$1\" in topo) grep -v '^#' '{}';; -L) echo 'GPU 0: NVIDIA A30 (UUID: GPU-0)'; echo 'GPU 1: NVIDIA A30 (UUID: GPU-1)'; echo 'GPU 2: NVIDIA A30 (UUID: GPU-2)';; esac",
+            matrix.display()
+        ),
+    );
+    stub(
+        "lsmod",
+        "printf 'Module                  Size  Used by\\nnvidia_peermem         16384  0\\n'"
+            .to_owned(),
+    );
+    let run_with = |path: &str| {
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(lines.join("\n"))
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    };
+    let captured = run_with(&format!("{}:/usr/bin:/bin", dir.path().display()));
+    let mut obs = Observations::default();
+    capture::read(&mut obs, &Arc::from("capture.txt"), &captured);
+    assert!(
+        obs.unreadable.is_empty() && obs.damaged.is_empty(),
+        "{captured}"
+    );
+    let a = affinity::map(obs.topology.as_ref().expect(&captured), None);
+    let names: Vec<&str> = a.nics.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["mlx5_0", "mlx5_1"]);
+    assert_eq!(obs.gpus.len(), 3);
+    assert!(obs.modules.unwrap().contains_key("nvidia_peermem"));
+
+    // No nvidia-smi (an image without the driver's tools) and no lsmod: nothing from
+    // the first, and /proc/modules (read here by a stand-in `cat`) for the second.
+    let bare = tempfile::tempdir().unwrap();
+    let cat = bare.path().join("cat");
+    std::fs::write(
+        &cat,
+        "#!/bin/sh\n[ \"$1\" = /proc/modules ] && printf 'nvidia 56807424 0 - Live 0x0 (POE)\\n'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cat, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let captured = run_with(bare.path().to_str().unwrap());
+    let mut obs = Observations::default();
+    capture::read(&mut obs, &Arc::from("capture.txt"), &captured);
+    assert!(obs.topology.is_none() && obs.gpus.is_empty(), "{captured}");
+    let modules: Vec<String> = obs.modules.unwrap().into_keys().collect();
+    assert_eq!(modules, ["nvidia"], "{captured}");
 }

@@ -113,6 +113,16 @@ const CASES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "detect-topology",
+        &[
+            "detect",
+            "--capture",
+            "tests/diag/topology-host.txt",
+            "--name",
+            "h100-ib",
+        ],
+    ),
+    (
         "detect-json",
         &[
             "detect",

@@ -41,7 +41,7 @@ fn detect_case(text: &str, platform: Platform, in_pod: bool) -> Result<bool, Str
     let options = Options {
         name: "fuzz".to_owned(),
         platform,
-        gpus_per_node: 8,
+        gpus_per_node: Some(8),
         in_pod,
         ..Options::default()
     };

@@ -452,7 +452,7 @@ rules! {
         "A base image is registry/name:tag[@digest]; a line break, space or shell character could add instructions to the Dockerfile. When neither the name nor the tag says Debian/Ubuntu (apt) or Rocky/Alma/CentOS/RHEL/Fedora (dnf), name the family.";
     DiagUnreadableLine "RDG100" Warning false,
         "a line of a capture could not be read", CAPTURES,
-        "detect reads show_gids, ibstat, ibv_devinfo, rdma link show, ofed_info -s and dpkg -l output. A line that fits none of them is skipped; check that the capture is complete and unedited.";
+        "detect reads show_gids, ibstat, ibv_devinfo, rdma link show, ofed_info -s, dpkg -l, nvidia-smi topo -m, nvidia-smi -L and lsmod output. A line that fits none of them is skipped, and a row of the topology matrix cut short or holding a cell nvidia-smi does not write is left out, reported at its column; check that the capture is complete and unedited.";
     PortNotActive "RDG101" Warning false,
         "an RDMA port is not Active or not LinkUp", "https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/net_ib.cc",
         "NCCL only uses active ports. A port that is Down, Initializing or Polling is left out of the detected hcas; fix the cable, switch or subnet manager before training on it.";
@@ -480,6 +480,15 @@ rules! {
     RoceV1Only "RDG109" Warning false,
         "the RoCE devices have only RoCE v1 GIDs", NCCL_GID_SELECTION,
         "RoCE v1 frames are Ethernet frames with no IP header: they are not routable, so training works only while every node is in one L2 domain. detect proposes the v1 index with an IPv4 address when every device agrees; configure RoCE v2 on the NICs for a routed fabric.";
+    TopoFarNic "RDG210" Warning false,
+        "a data NIC is far from every GPU (NODE or SYS in nvidia-smi topo -m)", "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-net-gdr-level-formerly-nccl-ib-gdr-level",
+        "detect reads `nvidia-smi topo -m`. A NIC whose best link to any GPU is NODE (across the PCIe host bridges of a NUMA node) or SYS (across NUMA nodes, the socket interconnect) is not on any GPU's PCIe tree: NCCL uses GPUDirect RDMA only up to NCCL_NET_GDR_LEVEL, whose default stops short of such paths, so the GPUs that use it stage their traffic through host memory. Usually it is a storage or management NIC, which belongs out of hcas; if it is meant for training, it is in the wrong slot.";
+    TopoUnevenNics "RDG211" Warning false,
+        "the GPUs share the data NICs unevenly", "https://github.com/NVIDIA/nccl/issues/820",
+        "detect reads `nvidia-smi topo -m` and gives each GPU the NICs nearest it. When some NICs are nearest to more GPUs than others (8 GPUs over 3 NICs), the busiest NIC divides its rate among more GPUs, and collectives, which wait for the slowest rank, run at its pace (NVIDIA/nccl#820: GPUs sharing one NIC made one process group slower than the rest). Reported only on a matrix with a row for every GPU.";
+    PeermemMissing "RDG212" Warning false,
+        "nvidia_peermem is not loaded on an RDMA node with GPUs", "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html",
+        "detect reads `lsmod` (or /proc/modules). GPUDirect RDMA needs nvidia_peermem (nv_peer_mem before driver 470) so that the NIC can read and write GPU memory; without it (and without dma-buf, which no module list shows) NCCL stages every transfer through host memory, at about 2/3 of the bandwidth (NVIDIA/nccl#412). The GPU Operator loads it with `driver.rdma.enabled=true`. Reported when the list shows the nvidia driver and the pool's fabric is RDMA.";
     NcclSocketTransport "RDG140" Error false,
         "NCCL carried the inter-node data over TCP sockets, not RDMA", "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net.cc#L324-L331",
         "nccl-log: `Using network Socket` or channels `via NET/Socket/N` mean the run did not use RDMA: it works, at a small fraction of the fabric's rate (3.15 GB/s instead of 187 on the same Azure nodes). The finding names the reason the log shows (NCCL_IB_DISABLE, no libibverbs, no device), which has a finding of its own. An IPoIB interface in the socket list (`ib0`) is still TCP. Not reported for a pool whose fabric is tcp.";
