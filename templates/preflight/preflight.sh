@@ -218,9 +218,10 @@ if [ "$link" = Ethernet ] && [ "$gid" != none ]; then
     for c in $checked; do
       dir=$ib/${c%:*}/ports/${c#*:}
       if ! gid_ok "$dir" "$fixed"; then
+        wrong=$why
         hint=
         find_gid "$dir" && hint="; this pod's address is at index $index"
-        fail 13 "GID index $fixed of ${c%:*} port ${c#*:}: $why$hint"
+        fail 13 "GID index $fixed of ${c%:*} port ${c#*:}: $wrong$hint"
       fi
     done
     gid_note="GID index $fixed RoCE v2 on $addrs"
