@@ -739,3 +739,35 @@ spec:
     assert!(err.contains("RDG048"), "{err}");
     assert!(err.contains("job.yaml:10:"), "at the preflight line: {err}");
 }
+
+/// Rails of SR-IOV VFs: the VFs keep names the host chose, so the plan gives a count
+/// (RDMAGEN_PREFLIGHT_HCA_COUNT) and every device the pod holds is checked.
+#[test]
+fn rail_devices_are_counted_where_their_names_are_unknown() {
+    let mut node = Node::good(roce());
+    let hcas = node.hcas();
+    node.env.retain(|(n, _)| n != "RDMAGEN_PREFLIGHT_HCAS");
+    node.set("RDMAGEN_PREFLIGHT_HCA_COUNT", &hcas.len().to_string());
+    let (code, out, err) = node.run();
+    assert_eq!((code, out.as_str()), (Some(0), "gid=3\n"), "{err}");
+    node.port(&hcas[0], "1: DOWN", &[(3, "RoCE v2", POD_GID)]);
+    let rest = hcas[1..].join(" ");
+    let all = hcas.join(" ");
+    assert_eq!(
+        node.fails(12),
+        format!(
+            "rdmagen preflight: FAIL: {} of the container's RDMA devices ({all}) have an ACTIVE Ethernet port, where {} should: the link is down or the port runs another link layer",
+            hcas.len() - 1,
+            hcas.len()
+        )
+    );
+    node.remove(&format!("sys/class/infiniband/{}", hcas[0]));
+    assert_eq!(
+        node.fails(11),
+        format!(
+            "rdmagen preflight: FAIL: {} RDMA device(s) in this container (/sys/class/infiniband has: {rest}), where the pod's rails give {}: a VF was not attached",
+            hcas.len() - 1,
+            hcas.len()
+        )
+    );
+}
