@@ -53,6 +53,12 @@ pub struct JobSpec {
     /// fall back to sockets.
     #[serde(default)]
     pub nccl_net: Option<crate::model::pool::NcclNet>,
+    /// Run rdmagen's in-pod preflight (README: "The in-pod preflight") before the
+    /// command: it checks the RDMA device, ports, GID, memlock, GPUDirect and
+    /// NCCL_SOCKET_IFNAME, and fails the pod with one line and its own exit code.
+    /// Overrides the pool's `network.preflight`; default off.
+    #[serde(default)]
+    pub preflight: Option<bool>,
     /// How the training processes are started. Default: torchrun with `script`, none with `command`.
     #[serde(default)]
     pub launcher: Option<Launcher>,

@@ -186,6 +186,10 @@ pub struct NetworkSpec {
     /// image's net plugin reports (`IBext_v8`, `gIB`), or `off` to leave NCCL free.
     #[serde(default)]
     pub nccl_net: Option<NcclNet>,
+    /// Run rdmagen's in-pod preflight (README: "The in-pod preflight") before every
+    /// RDMA job's command on this pool; a job's `preflight` wins. Default off.
+    #[serde(default)]
+    pub preflight: Option<bool>,
     /// Extended resource of the RDMA device plugin. Default: ib → rdma/hca, roce → rdma/shared.
     #[serde(default)]
     pub rdma_resource: Option<String>,

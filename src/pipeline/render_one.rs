@@ -87,6 +87,13 @@ pub(super) fn render_one(
     if !plan.storage.is_empty() {
         templated.push((render::STORAGE, "storage.yaml", Verifier::storage));
     }
+    if plan.preflight.is_some() {
+        templated.push((
+            render::PREFLIGHT_CONFIGMAP,
+            "preflight.yaml",
+            Verifier::preflight,
+        ));
+    }
     for (template, file, check) in templated {
         let text = match renderer.render(template, "job", plan) {
             Ok(text) => text,

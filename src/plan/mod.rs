@@ -14,6 +14,7 @@ mod nccl_env;
 mod overlay;
 pub mod pod;
 pub mod pod_parts;
+pub mod preflight;
 mod rdma;
 mod resolve;
 mod target;
@@ -51,6 +52,8 @@ pub struct Plan {
     pub pod: Pod,
     /// PersistentVolume + PersistentVolumeClaim pairs to emit beside the job.
     pub storage: Vec<Storage>,
+    /// The in-pod preflight's ConfigMap, when the job runs it (plan/preflight.rs).
+    pub preflight: Option<preflight::PreflightPlan>,
     /// The job's MPIJob, for a job whose launcher is mpirun (plan/mpi.rs); its Worker
     /// pod is `pod`.
     pub mpi_job: Option<mpi::MpiJobPlan>,

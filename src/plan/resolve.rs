@@ -12,7 +12,7 @@ use crate::plan::decision::Decisions;
 use crate::plan::defaults;
 use crate::plan::{
     Plan, Replica, RunPolicyPlan, SchedulingPlan, attachment, hca, image_build, launcher, mpi,
-    nccl_env, pod, rdma, target,
+    nccl_env, pod, preflight, rdma, target,
 };
 use crate::platform::{Profile, profile};
 use crate::yaml::tree::Seg;
@@ -60,13 +60,37 @@ pub fn resolve(
     let hcas = hca::for_job(&mut ctx, rdma.on);
     let launch = launcher::decide(&mut ctx);
     let program = mpi_job.then(|| mpi::program(&mut ctx));
-    let env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
+    let mut env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
+    // The preflight runs where the RDMA device is: before the training command, or,
+    // under mpirun, before each rank's program on the workers (the launcher has none).
+    let preflight = preflight::decide(&mut ctx, &rdma, hcas.as_deref(), &env);
+    let (command, program) = match &preflight {
+        Some(check) => {
+            env.extend(check.env.iter().cloned());
+            let wrapped = match program {
+                Some(program) => (launch.command, Some(check.wrap(program))),
+                None => (check.wrap(launch.command), None),
+            };
+            let shown = wrapped.1.as_ref().unwrap_or(&wrapped.0).join(" ");
+            ctx.decisions.record(
+                if wrapped.1.is_some() {
+                    "preflight rank program"
+                } else {
+                    "preflight command"
+                },
+                shown,
+                "the preflight runs first and execs the command it is given",
+            );
+            wrapped
+        }
+        None => (launch.command, program),
+    };
     let mut run_policy = run_policy(&mut ctx);
     let queue = run_policy
         .scheduling_policy
         .as_ref()
         .and_then(|s| s.queue.clone());
-    let pod = pod::decide(&mut ctx, &rdma, launch.command, env, queue);
+    let pod = pod::decide(&mut ctx, &rdma, command, env, queue);
     let storage = pod::storage(&mut ctx);
     let mpi_job = program.map(|program| mpi::decide(&mut ctx, &pod, program, &mut run_policy));
 
@@ -142,6 +166,7 @@ pub fn resolve(
         restart_policy: spec.restart_policy,
         pod,
         storage,
+        preflight,
         mpi_job,
         train_job: None,
         image_build,
@@ -557,6 +582,11 @@ fn check_gid(pool: &Loaded<PoolDocument>, profile: &Profile, findings: &mut Find
     let selector = spec.job_defaults.node_selector.iter();
     let shape = profile.shape(selector.map(|(k, v)| (k.as_str(), v.as_str())));
     if net.gid_index.is_none() && shape.is_some_and(|s| s.value("NCCL_IB_GID_INDEX").is_some()) {
+        return;
+    }
+    // With the pool's preflight on, `auto` is found in each pod and exported before
+    // NCCL starts (plan/preflight.rs); a job that turns it off is judged there.
+    if net.gid_index == Some(GidIndex::Auto) && net.preflight == Some(true) {
         return;
     }
     let nccl = spec.target.nccl;

@@ -196,7 +196,9 @@ pub fn runtime(
     let mut decisions = Decisions(
         plan.decisions
             .into_iter()
-            .filter(|d| d.topic != "command" && d.topic != "numNodes")
+            .filter(|d| {
+                d.topic != "command" && d.topic != "numNodes" && !d.topic.starts_with("preflight")
+            })
             .collect(),
     );
     let mut pod = plan.pod.template;
@@ -204,6 +206,7 @@ pub fn runtime(
         c.shift_remove("image");
         c.shift_remove("command");
     }
+    without_preflight(&mut pod);
     decisions.record(
         "runtime pod",
         format!(
@@ -269,6 +272,28 @@ pub fn runtime(
         rdma: plan.rdma,
         decisions: decisions.0,
     })
+}
+
+/// `pod` without the in-pod preflight's volume, mount and variables: like image and
+/// command it is each TrainJob's (its ConfigMap is named after the job), and a
+/// TrainJob adds it to the runtime's pod as it adds its own volumes and env.
+fn without_preflight(pod: &mut Value) {
+    let spec = &mut pod["spec"];
+    if let Some(volumes) = spec["volumes"].as_array_mut() {
+        volumes.retain(|v| v["name"] != crate::plan::preflight::VOLUME);
+    }
+    if let Some(c) = node_container_mut(pod) {
+        if let Some(Value::Array(mounts)) = c.get_mut("volumeMounts") {
+            mounts.retain(|m| m["name"] != crate::plan::preflight::VOLUME);
+        }
+        if let Some(Value::Array(env)) = c.get_mut("env") {
+            env.retain(|e| {
+                !e["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(crate::plan::preflight::ENV_PREFIX))
+            });
+        }
+    }
 }
 
 /// What an MPI runtime has beyond a torch runtime's fields: `mlPolicy.mpi`, the JobSet's

@@ -37,6 +37,9 @@ pub const TRAINING_RUNTIME: &str = "trainingruntime.yaml.j2";
 /// layout of a manifest.
 pub const SMOKE_JOB: &str = "smoke/job.yaml.j2";
 pub const SMOKE_CONFIGMAP: &str = "smoke/configmap.yaml.j2";
+/// The ConfigMap holding the in-pod preflight's script (plan/preflight.rs). Not
+/// overridable: a fixed script, not the layout of a manifest.
+pub const PREFLIGHT_CONFIGMAP: &str = "preflight/configmap.yaml.j2";
 
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -55,6 +58,10 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         SMOKE_CONFIGMAP,
         include_str!("../../templates/smoke/configmap.yaml.j2"),
+    ),
+    (
+        PREFLIGHT_CONFIGMAP,
+        include_str!("../../templates/preflight/configmap.yaml.j2"),
     ),
 ];
 

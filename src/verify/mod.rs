@@ -283,6 +283,57 @@ impl Verifier {
         problems
     }
 
+    /// preflight.yaml: one ConfigMap, as the API server would take it, of the plan's
+    /// name and namespace, holding the embedded script exactly.
+    pub fn preflight(&self, text: &str, plan: &Plan) -> Vec<Finding> {
+        let Some(preflight) = &plan.preflight else {
+            return vec![problem(
+                Rule::RenderedFidelity,
+                "preflight.yaml was rendered for a plan without a preflight",
+            )];
+        };
+        let docs = match parse(text) {
+            Ok(docs) => docs,
+            Err(message) => return vec![problem(Rule::RenderedSchema, message)],
+        };
+        let [doc] = docs.as_slice() else {
+            return vec![problem(
+                Rule::RenderedFidelity,
+                format!(
+                    "preflight.yaml holds {} documents, not one ConfigMap",
+                    docs.len()
+                ),
+            )];
+        };
+        let mut out: Vec<Finding> = crate::kubernetes::config_map::problems(doc)
+            .into_iter()
+            .map(|p| problem(Rule::RenderedSchema, format!("ConfigMap {p}")))
+            .collect();
+        let namespace = doc["metadata"]["namespace"].as_str();
+        if doc["kind"] != "ConfigMap"
+            || doc["metadata"]["name"] != preflight.config_map.as_str()
+            || namespace != plan.namespace.as_deref()
+        {
+            out.push(problem(
+                Rule::RenderedFidelity,
+                format!(
+                    "preflight.yaml reads back as {} `{}` in namespace {:?}, not ConfigMap `{}` in {:?}",
+                    doc["kind"], doc["metadata"]["name"], namespace, preflight.config_map, plan.namespace
+                ),
+            ));
+        }
+        if doc["data"][preflight.script_file] != preflight.script {
+            out.push(problem(
+                Rule::RenderedFidelity,
+                format!(
+                    "preflight.yaml's data.{} does not read back as the script",
+                    preflight.script_file
+                ),
+            ));
+        }
+        out
+    }
+
     /// Check document `index` (from 0) of storage.yaml against Kubernetes' schema for
     /// its kind. A document of any other kind is left to the comparison with the plan.
     pub fn storage_document(&self, doc: &Value, index: usize) -> Vec<Finding> {

@@ -586,8 +586,9 @@ fn golden_mpijobs_lint_clean() {
         assert_eq!(lint(&[&golden]), (Some(0), vec![]), "{golden}");
         linted += 1;
     }
-    // The mpijob-* examples' five, the Kueue example's and the smoke test's.
-    assert_eq!(linted, 7, "golden MPIJobs linted");
+    // The mpijob-* examples' five, the Kueue example's, the preflight example's and
+    // the smoke test's.
+    assert_eq!(linted, 8, "golden MPIJobs linted");
 }
 
 /// Public nccl-tests MPIJobs (tests/lint/public/SOURCE.md), byte for byte as

@@ -31,6 +31,7 @@ mod packaging;
 mod pipes;
 mod pod_fields;
 mod pod_template;
+mod preflight;
 mod quick_schema;
 mod real_clusters;
 mod render_options;

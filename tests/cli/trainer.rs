@@ -329,6 +329,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         ("smoke/h100-trainer-roce/", 3),
         ("smoke/a100-trainer-hdr-ib/", 1),
         ("trainer-v2-mpi-nccl-tests/", 3),
+        ("preflight-trainer-ib/", 3),
     ];
     let mut judged = Vec::new();
     for (path, _) in tree(&root().join("golden")) {
@@ -380,7 +381,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         assert_eq!(found, Vec::<String>::new(), "{path}");
         judged.push(path);
     }
-    assert_eq!(judged.len(), 13, "{judged:?}");
+    assert_eq!(judged.len(), 14, "{judged:?}");
 }
 
 /// A runtime of a narrower shape is named after its pool with a suffix, and the name

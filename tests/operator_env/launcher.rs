@@ -55,6 +55,16 @@ pub fn launch(
         return Err("no command: the image's entrypoint runs, not transcribed".into());
     };
     let base = program.rsplit('/').next().unwrap_or(program);
+    // rdmagen's in-pod preflight checks the pod and execs the rest of argv with the
+    // same environment (tests/cli/preflight.rs runs it): the process is that one.
+    let preflight = format!(
+        "{}/{}",
+        rdmagen::plan::preflight::DIR,
+        rdmagen::plan::preflight::SCRIPT_FILE
+    );
+    if base == "sh" && argv.get(1) == Some(&preflight) {
+        return launch(&argv[2..], env, gpus);
+    }
     if base == "torchrun" {
         return torchrun(&argv[1..], env, gpus, false);
     }
