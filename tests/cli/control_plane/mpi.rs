@@ -131,13 +131,20 @@ fn judge_container(
     let mut changed = Vec::new();
     lost(&spec, real, "", &mut changed);
     failures.extend(changed.into_iter().map(|c| format!("{what}: {c}")));
+    // Each by its name, holding every field the template gives: the API server adds
+    // its defaults (a configMap volume's `defaultMode: 420`, core/v1 defaults.go).
     for volume in volumes.as_array().unwrap() {
-        let kept = real["volumes"]
+        let name = &volume["name"];
+        let Some(kept) = real["volumes"]
             .as_array()
-            .is_some_and(|v| v.contains(volume));
-        if !kept {
+            .and_then(|v| v.iter().find(|r| r["name"] == *name))
+        else {
             failures.push(format!("{what}: the volume {volume} is gone"));
-        }
+            continue;
+        };
+        let mut changed = Vec::new();
+        lost(volume, kept, &format!("/volumes/{name}"), &mut changed);
+        failures.extend(changed.into_iter().map(|c| format!("{what}: {c}")));
     }
     failures
 }
