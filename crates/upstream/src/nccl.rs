@@ -313,7 +313,8 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
             Some((func, list)) => {
                 if !COLLECTIVES.iter().any(|c| c.eq_ignore_ascii_case(func)) {
                     return Some(format!(
-                        "`{func}` is not a collective ({}; NCCL trims no spaces)",
+                        "`{}` is not a collective ({}; NCCL trims no spaces)",
+                        shown(func),
                         COLLECTIVES.join(", ")
                     ));
                 }
@@ -333,7 +334,8 @@ fn selection(v: &str, allowed: &[&str], what: &str) -> Option<String> {
             }
             if !allowed.iter().any(|a| a.eq_ignore_ascii_case(token)) {
                 return Some(format!(
-                    "`{token}` is not a known {what} ({}; NCCL trims no spaces)",
+                    "`{}` is not a known {what} ({}; NCCL trims no spaces)",
+                    shown(token),
                     allowed.join(", ")
                 ));
             }
@@ -363,7 +365,7 @@ fn interface_list(v: &str) -> Option<String> {
     let list = list.strip_prefix('=').unwrap_or(list);
     list.split(',')
         .find(|n| n.is_empty() || n.chars().any(char::is_whitespace))
-        .map(|n| format!("`{n}` is not an interface name or prefix"))
+        .map(|n| format!("`{}` is not an interface name or prefix", shown(n)))
 }
 
 /// `[^][=]hca[:port[:rail[:plane]]][,...]`, at most 32 devices.
@@ -388,7 +390,10 @@ fn hca_list(v: &str) -> Option<String> {
                     && (!n.is_empty() || i == 0 && numbers.len() > 1)
             });
         if !plain || !numbers_ok {
-            return Some(format!("`{item}` is not `device[:port[:rail[:plane]]]`"));
+            return Some(format!(
+                "`{}` is not `device[:port[:rail[:plane]]]`",
+                shown(item)
+            ));
         }
     }
     None
@@ -441,10 +446,15 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
             .filter(|n| !matches!(**n, "mlx4" | "mlx5"))
             .find(|n| n.ends_with(|c: char| c.is_ascii_digit()));
         let also = match (listed, open) {
-            (Some((short, long)), _) => Some(format!("`{short}` also matches {long}")),
-            (None, Some(name)) => Some(format!(
-                "`{name}` also selects {name}0..{name}9 and longer names if the node has them, a storage NIC say"
-            )),
+            (Some((short, long)), _) => {
+                Some(format!("`{}` also matches {}", shown(short), shown(long)))
+            }
+            (None, Some(name)) => {
+                let name = shown(name);
+                Some(format!(
+                    "`{name}` also selects {name}0..{name}9 and longer names if the node has them, a storage NIC say"
+                ))
+            }
             (None, None) => None,
         };
         if let Some(also) = also {
@@ -452,7 +462,7 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
                 Rule::HcaPrefixAmbiguous,
                 format!(
                     "{also} (NCCL matches prefixes); write `={}` for exact names",
-                    names.join(",")
+                    shown(&names.join(","))
                 ),
             ));
         }
@@ -763,5 +773,29 @@ mod tests {
         assert_eq!(out_of_range.len(), 1, "{range:?}");
         assert!(out_of_range[0].message.contains("999…`"), "{range:?}");
         assert!(out_of_range[0].message.len() < 200, "{range:?}");
+        // The pieces of a value the syntax checks name are cut too: a collective, an
+        // algorithm, an interface, an HCA item and the prefix hazard's names.
+        let x = "x".repeat(500);
+        for (name, value) in [
+            ("NCCL_ALGO", format!("{x}:ring")),
+            ("NCCL_ALGO", format!("ring,{x}")),
+            ("NCCL_SOCKET_IFNAME", format!("eth0,{x} y")),
+            ("NCCL_IB_HCA", format!("mlx5_1,{x}!")),
+            ("NCCL_IB_HCA", format!("{x}1,{x}12")),
+        ] {
+            let found = check(name, &value, &EnvFacts::default());
+            let quoting: Vec<_> = found.iter().filter(|f| f.message.contains("xxx")).collect();
+            assert!(
+                !quoting.is_empty(),
+                "{name}={value}: nothing quotes it: {found:?}"
+            );
+            for f in quoting {
+                assert!(
+                    !f.message.contains(&"x".repeat(100)) && f.message.contains("xxx…"),
+                    "{name}: {}",
+                    f.message
+                );
+            }
+        }
     }
 }
