@@ -69,7 +69,7 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
         }
         if let Some(understood) = topology::gpu_list_line(obs, t, &at) {
             if !understood {
-                obs.unreadable.push((at, t.chars().take(80).collect()));
+                obs.unreadable(at, t);
             }
             continue;
         }
@@ -82,7 +82,7 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
                     if !plain_device(device) =>
                 {
                     // Its port lines would describe a device no Pool can name.
-                    obs.unreadable.push((at, t.chars().take(80).collect()));
+                    obs.unreadable(at, t);
                     Section::None
                 }
                 next => next,
@@ -100,7 +100,7 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
                 physfn(obs, t, &at)
             };
             if !understood {
-                obs.unreadable.push((at, t.chars().take(80).collect()));
+                obs.unreadable(at, t);
             }
             continue;
         }
@@ -120,7 +120,7 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             Section::Dpkg | Section::None => dpkg_line(obs, t, &at),
         };
         if !understood {
-            obs.unreadable.push((at, t.chars().take(80).collect()));
+            obs.unreadable(at, t);
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod topology;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::diagnostics::escape::MAX_QUOTED_TEXT;
 use crate::diagnostics::source::Location;
 
 /// What the link layer of a port says about the fabric.
@@ -86,6 +87,13 @@ pub struct Observations {
 }
 
 impl Observations {
+    /// Notes line `text` at `at` as one detect did not understand, its first
+    /// [`MAX_QUOTED_TEXT`] characters kept for the message.
+    pub fn unreadable(&mut self, at: Location, text: &str) {
+        self.unreadable
+            .push((at, text.chars().take(MAX_QUOTED_TEXT).collect()));
+    }
+
     pub fn port(&mut self, device: &str, port: u32) -> &mut Port {
         self.ports.entry((device.to_owned(), port)).or_default()
     }

@@ -786,21 +786,12 @@ impl SmokeTest {
             ));
         };
         let mut problems = config_map::problems(doc);
-        if doc["metadata"]["name"] != self.name.as_str() {
-            problems.push(format!(
-                "metadata.name reads back as {}",
-                doc["metadata"]["name"]
-            ));
-        }
-        match script {
-            Some((file, text)) if doc["data"][file] != text => {
-                problems.push(format!("data.{file} does not read back as the script"));
-            }
-            None if !doc["data"].is_null() => {
-                problems.push("data reads back, where no script was written".to_owned());
-            }
-            _ => {}
-        }
+        problems.extend(config_map::script_read_back(
+            doc,
+            &self.name,
+            self.namespace.as_deref(),
+            script,
+        ));
         match problems.is_empty() {
             true => Ok(rendered),
             false => Err(format!(

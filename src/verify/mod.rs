@@ -309,28 +309,17 @@ impl Verifier {
             .into_iter()
             .map(|p| problem(Rule::RenderedSchema, format!("ConfigMap {p}")))
             .collect();
-        let namespace = doc["metadata"]["namespace"].as_str();
-        if doc["kind"] != "ConfigMap"
-            || doc["metadata"]["name"] != preflight.config_map.as_str()
-            || namespace != plan.namespace.as_deref()
-        {
-            out.push(problem(
-                Rule::RenderedFidelity,
-                format!(
-                    "preflight.yaml reads back as {} `{}` in namespace {:?}, not ConfigMap `{}` in {:?}",
-                    doc["kind"], doc["metadata"]["name"], namespace, preflight.config_map, plan.namespace
-                ),
-            ));
-        }
-        if doc["data"][preflight.script_file] != preflight.script {
-            out.push(problem(
-                Rule::RenderedFidelity,
-                format!(
-                    "preflight.yaml's data.{} does not read back as the script",
-                    preflight.script_file
-                ),
-            ));
-        }
+        let script = Some((preflight.script_file, preflight.script));
+        out.extend(
+            crate::kubernetes::config_map::script_read_back(
+                doc,
+                &preflight.config_map,
+                plan.namespace.as_deref(),
+                script,
+            )
+            .into_iter()
+            .map(|p| problem(Rule::RenderedFidelity, format!("preflight.yaml: {p}"))),
+        );
         out
     }
 

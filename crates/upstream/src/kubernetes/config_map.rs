@@ -1,5 +1,5 @@
 //! A ConfigMap (core/v1) as the API server accepts it, for the ConfigMaps rdmagen
-//! writes (`smoke-test`'s script).
+//! writes (`smoke-test`'s script, the in-pod preflight's).
 //!
 //! ConfigMap is not among the vendored definitions (the closure of a pod template, a
 //! PersistentVolume and a claim), and its own fields are few: Kubernetes' core/v1
@@ -59,6 +59,41 @@ pub fn schema() -> Value {
 
 static VALIDATOR: LazyLock<jsonschema::Validator> =
     LazyLock::new(|| jsonschema::validator_for(&schema()).expect("the ConfigMap schema compiles"));
+
+/// How `doc`, rendered as the ConfigMap `name` in `namespace` that holds `script` as
+/// `data.<file>` (no data at all for `None`), reads back otherwise: one phrase each,
+/// none when it is that ConfigMap. Both script ConfigMaps are checked this way.
+pub fn script_read_back(
+    doc: &Value,
+    name: &str,
+    namespace: Option<&str>,
+    script: Option<(&str, &str)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let metadata = &doc["metadata"];
+    if doc["kind"] != "ConfigMap" {
+        out.push(format!("kind reads back as {}", doc["kind"]));
+    }
+    if metadata["name"] != name {
+        out.push(format!("metadata.name reads back as {}", metadata["name"]));
+    }
+    if metadata["namespace"].as_str() != namespace {
+        out.push(format!(
+            "metadata.namespace reads back as {}",
+            metadata["namespace"]
+        ));
+    }
+    match script {
+        Some((file, text)) if doc["data"][file] != text => {
+            out.push(format!("data.{file} does not read back as the script"));
+        }
+        None if !doc["data"].is_null() => {
+            out.push("data reads back, where no script was written".to_owned());
+        }
+        _ => {}
+    }
+    out
+}
 
 /// Everything the API server would refuse in `doc`, one message each; none when it
 /// would take it.
@@ -146,5 +181,28 @@ mod tests {
         assert!(size[0].contains("at most"), "{size:?}");
         let kind = problems(&config_map(json!({"kind": "Secret"})));
         assert_eq!(kind.len(), 1, "{kind:?}");
+    }
+
+    #[test]
+    fn a_script_config_map_reads_back_as_written_or_says_what_differs() {
+        let doc = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "j-preflight", "namespace": "training"},
+            "data": {"preflight.sh": "#!/bin/sh\n"},
+        });
+        let script = Some(("preflight.sh", "#!/bin/sh\n"));
+        assert!(script_read_back(&doc, "j-preflight", Some("training"), script).is_empty());
+        assert_eq!(
+            script_read_back(&doc, "other", None, Some(("preflight.sh", "echo"))),
+            [
+                "metadata.name reads back as \"j-preflight\"",
+                "metadata.namespace reads back as \"training\"",
+                "data.preflight.sh does not read back as the script",
+            ]
+        );
+        assert_eq!(
+            script_read_back(&doc, "j-preflight", Some("training"), None),
+            ["data reads back, where no script was written"]
+        );
     }
 }
