@@ -58,6 +58,31 @@ impl PreflightPlan {
             .chain(command)
             .collect()
     }
+
+    /// The container's `command` and, under mpirun, each rank's `program`, with the
+    /// preflight run first where the RDMA device is: before the training command, or
+    /// before each rank's program on the workers (the launcher has none). Its variables
+    /// join `env`.
+    pub(super) fn apply(
+        &self,
+        ctx: &mut Ctx<'_>,
+        env: &mut Vec<EnvVar>,
+        command: Vec<String>,
+        program: Option<Vec<String>>,
+    ) -> (Vec<String>, Option<Vec<String>>) {
+        env.extend(self.env.iter().cloned());
+        let (topic, command, program) = match program {
+            Some(program) => ("preflight rank program", command, Some(self.wrap(program))),
+            None => ("preflight command", self.wrap(command), None),
+        };
+        let shown = program.as_ref().unwrap_or(&command).join(" ");
+        ctx.decisions.record(
+            topic,
+            shown,
+            "the preflight runs first and execs the command it is given",
+        );
+        (command, program)
+    }
 }
 
 /// Whether the preflight runs, and with which facts. `hcas` is the NCCL_IB_HCA the

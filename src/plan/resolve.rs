@@ -61,28 +61,9 @@ pub fn resolve(
     let launch = launcher::decide(&mut ctx);
     let program = mpi_job.then(|| mpi::program(&mut ctx));
     let mut env = nccl_env::decide(&mut ctx, &rdma, hcas.as_deref());
-    // The preflight runs where the RDMA device is: before the training command, or,
-    // under mpirun, before each rank's program on the workers (the launcher has none).
     let preflight = preflight::decide(&mut ctx, &rdma, hcas.as_deref(), &env);
     let (command, program) = match &preflight {
-        Some(check) => {
-            env.extend(check.env.iter().cloned());
-            let wrapped = match program {
-                Some(program) => (launch.command, Some(check.wrap(program))),
-                None => (check.wrap(launch.command), None),
-            };
-            let shown = wrapped.1.as_ref().unwrap_or(&wrapped.0).join(" ");
-            ctx.decisions.record(
-                if wrapped.1.is_some() {
-                    "preflight rank program"
-                } else {
-                    "preflight command"
-                },
-                shown,
-                "the preflight runs first and execs the command it is given",
-            );
-            wrapped
-        }
+        Some(check) => check.apply(&mut ctx, &mut env, launch.command, program),
         None => (launch.command, program),
     };
     let mut run_policy = run_policy(&mut ctx);
