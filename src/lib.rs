@@ -16,7 +16,7 @@
 
 // The lower layers, under the names the product's modules use (`crate::rules`,
 // `crate::diagnostics`); each is its own crate so that it cannot import upward.
-pub use rdmagen_base::{diagnostics, error, files, version, yaml};
+pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 pub use rdmagen_rules as rules;
 pub use rdmagen_upstream::{kubeflow, kubernetes, kueue, multus, nccl, packages, platform};
 

@@ -6,9 +6,8 @@
 //! longer match (someone edited it) is the user's. A name proves nothing: a
 //! `services/api/Dockerfile` has the shape of an output and is someone's service.
 
+pub use crate::fingerprint::Fingerprint;
 use std::collections::BTreeMap;
-use std::fmt;
-use std::hash::Hasher;
 
 /// The record's file name, at the root of the output directory.
 pub const RECORD: &str = ".rdmagen-owned";
@@ -31,36 +30,6 @@ pub enum Proof {
 
 /// Files rdmagen wrote, by path.
 pub type Record = BTreeMap<String, Proof>;
-
-/// FNV-1a (64 bits) of a file's bytes. It tells an edited file from the one rdmagen
-/// wrote; it is no defence against someone who crafts a collision, who could as well
-/// edit the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint(u64);
-
-impl Fingerprint {
-    const PREFIX: &str = "fnv1a64:";
-
-    pub fn of(bytes: &[u8]) -> Self {
-        let mut hasher = fnv::FnvHasher::default();
-        hasher.write(bytes);
-        Fingerprint(hasher.finish())
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        let hex = text.strip_prefix(Self::PREFIX)?;
-        let exact = hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit());
-        exact
-            .then(|| u64::from_str_radix(hex, 16).ok().map(Fingerprint))
-            .flatten()
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{:016x}", Self::PREFIX, self.0)
-    }
-}
 
 /// Whether `rel` is a plain relative path: `/`-separated names, none empty, `.` or
 /// `..`, no backslash or control character. Only such paths are written, read or

@@ -1,5 +1,6 @@
 //! Load: files and directories → typed Jobs and Pools, each with its located tree.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -13,8 +14,8 @@ use crate::model::pool::PoolDocument;
 use crate::model::schema::{self, InputKind, VALIDATORS};
 pub use crate::yaml::tree::pieces;
 use crate::yaml::tree::{
-    Counted, Document, DocumentSpan, Seg, each_document, each_document_at, parse_document_at,
-    parse_documents,
+    Counted, Document, DocumentSpan, Seg, each_document, each_document_at, parse_documents,
+    parse_span,
 };
 use crate::yaml::{tree_de, tree_value};
 
@@ -159,28 +160,39 @@ fn read_document(
     }
 }
 
-/// The Job that [`read_documents`] accepted as document `index` of `text`, parsed
-/// again without its checks (they passed), from its own span of the text when it has
-/// one: the pipeline keeps a job's text between its passes rather than its parsed
-/// tree (about 17 KB a job), and reading one document alone lets the jobs of one file
-/// spread across the cores. A span that does not read alone as one document (a `%TAG`
-/// directive above it) falls back to the whole file.
-pub fn reread_job(
+/// The Job that [`read_documents`] accepted as document `index` of its file, parsed
+/// again without its checks (they passed), from its own span of the file when it has
+/// one: the pipeline reads a job again rather than keep its parsed tree between the
+/// passes (about 17 KB a job) or its file's text, and reading one document alone lets
+/// the jobs of one file spread across the cores. A span that does not read alone as
+/// one document (a `%TAG` directive above it) falls back to the whole file. `read`
+/// gives the text of a span, or of the whole file for `None`.
+pub fn reread_job<'t, E>(
     name: &Arc<str>,
-    text: &str,
     index: usize,
     span: Option<&DocumentSpan>,
-) -> Option<Loaded<JobDocument>> {
-    let alone = span.and_then(|span| {
-        let docs = parse_document_at(name, text, span).ok()?;
-        <[Document; 1]>::try_from(docs).ok().map(|[doc]| doc)
-    });
+    read: impl Fn(Option<&DocumentSpan>) -> Result<Cow<'t, str>, E>,
+) -> Result<Option<Loaded<JobDocument>>, E> {
+    let alone = match span {
+        Some(span) => parse_span(name, &read(Some(span))?, span)
+            .ok()
+            .and_then(|docs| <[Document; 1]>::try_from(docs).ok())
+            .map(|[doc]| doc),
+        None => None,
+    };
     let doc = match alone {
         Some(doc) => doc,
-        None => parse_documents(name, text).ok()?.into_iter().nth(index)?,
+        None => match parse_documents(name, &read(None)?)
+            .ok()
+            .and_then(|docs| docs.into_iter().nth(index))
+        {
+            Some(doc) => doc,
+            None => return Ok(None),
+        },
     };
-    let value = tree_de::from_node::<JobDocument>(&doc.root).ok()?;
-    Some(Loaded { value, doc })
+    Ok(tree_de::from_node::<JobDocument>(&doc.root)
+        .ok()
+        .map(|value| Loaded { value, doc }))
 }
 
 /// Validate one document against its schema (every violation is reported), then

@@ -7,6 +7,7 @@ use crate::diagnostics::policy::IGNORE_ANNOTATION;
 use crate::diagnostics::{Findings, Location, Rule, Suppressions};
 use crate::error::Error;
 use crate::files::InputFile;
+use crate::fingerprint::Fingerprint;
 use crate::model::common::Metadata;
 use crate::model::load::{FileDocuments, display_name, pieces, read_documents_in};
 use crate::model::{Loaded, PoolDocument};
@@ -25,9 +26,12 @@ pub struct MemoryInput {
 /// One file, read and parsed.
 pub(super) struct ReadFile {
     pub(super) name: Arc<str>,
-    /// Kept until the end of the run: the second pass parses its jobs again from it,
-    /// and findings that point into it show it in their snippets.
-    pub(super) text: Arc<str>,
+    /// Only for a document handed over in memory, which has no file to be read again
+    /// from (`pipeline::texts`): a file's text is dropped as soon as it is parsed, or
+    /// every file's would be held at once when the first pass ends.
+    pub(super) text: Option<Arc<str>>,
+    /// Of the whole text, to tell that the file is still what was read here.
+    pub(super) fingerprint: Fingerprint,
     /// What parsing and the schema checks found.
     pub(super) findings: Findings,
     pub(super) pools: Vec<(usize, Loaded<PoolDocument>)>,
@@ -51,6 +55,9 @@ pub(super) struct JobIdentity {
     pub(super) at: Location,
     /// Where its document is written in the file's text, to read it again alone.
     pub(super) span: Option<DocumentSpan>,
+    /// Of its span's bytes (of the whole text without a span), to tell that what the
+    /// second pass reads there is what was read here.
+    pub(super) read: Fingerprint,
 }
 
 /// Read and parse `inputs`, then the in-memory `documents`, then `pool_files` (whose
@@ -93,11 +100,14 @@ pub(super) fn read_all(
         .into_iter()
         .collect::<Result<_, _>>()?;
     let mut out: Vec<Box<ReadFile>> = read.into_iter().collect::<Result<_, _>>()?;
-    out.extend(
-        documents
-            .iter()
-            .map(|d| Box::new(parse_one(Arc::from(d.name.as_str()), d.text.clone(), false))),
-    );
+    out.extend(documents.iter().map(|d| {
+        Box::new(parse_one(
+            Arc::from(d.name.as_str()),
+            d.text.clone(),
+            false,
+            true,
+        ))
+    }));
     out.extend(pools);
     Ok(out)
 }
@@ -107,13 +117,14 @@ fn read_one(file: &InputFile, pools_only: bool) -> Result<ReadFile, Error> {
     let text = file
         .read_text()
         .map_err(|e| Error::io(Path::new(&*name), e))?;
-    Ok(parse_one(name, text, pools_only))
+    Ok(parse_one(name, text, pools_only, false))
 }
 
 /// Parse one file's text, read from disk or handed over in memory. Each Job is
 /// reduced to what the second pass needs as soon as it is read, so a file of many
 /// Jobs never holds all their trees. A large file is read in pieces on every core.
-fn parse_one(name: Arc<str>, text: String, pools_only: bool) -> ReadFile {
+/// The text is kept only when asked (`keep_text`).
+fn parse_one(name: Arc<str>, text: String, pools_only: bool, keep_text: bool) -> ReadFile {
     // Held as the run holds it from the start: copied at the end, a large file was
     // there twice while its identities were too.
     let text: Arc<str> = Arc::from(text);
@@ -154,7 +165,8 @@ fn parse_one(name: Arc<str>, text: String, pools_only: bool) -> ReadFile {
     }
     ReadFile {
         name,
-        text,
+        fingerprint: Fingerprint::of(text.as_bytes()),
+        text: keep_text.then_some(text),
         findings,
         pools: docs.pools,
         failed_pools: docs.failed_pools,
@@ -192,7 +204,13 @@ fn read_piece(name: &Arc<str>, text: &str, span: Option<&DocumentSpan>, pools_on
         }
         annotate(&mut annotations, &job.value.metadata, &job.doc);
         let meta = job.value.metadata;
+        let bytes = job
+            .doc
+            .span
+            .as_ref()
+            .map_or(text, |s| &text[s.bytes.clone()]);
         jobs.push(JobIdentity {
+            read: Fingerprint::of(bytes.as_bytes()),
             index,
             pool: job.value.spec.pool,
             key: (meta.name, meta.namespace),

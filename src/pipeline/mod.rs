@@ -1,6 +1,7 @@
 //! The pipeline: load → resolve → render → verify, in two passes. The first reads and
-//! parses every input (all of them are held until the run ends); the second takes the
-//! jobs across the cores and hands each to a [`Sink`] as soon as it is verified.
+//! parses every input and keeps what each job is called and where it is written; the
+//! second reads each job again, takes the jobs across the cores and hands each to a
+//! [`Sink`] as soon as it is verified.
 //! Emitting (or comparing) is the sink's business; nothing here writes a file.
 
 mod inputs;
@@ -16,8 +17,9 @@ mod rendered;
 mod run;
 mod runtimes;
 mod sink;
+mod texts;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use globset::GlobSet;
@@ -25,6 +27,7 @@ use globset::GlobSet;
 use crate::diagnostics::source::Sources;
 use crate::diagnostics::{Findings, Policy, Suppressions};
 use crate::error::Error;
+use crate::fingerprint::Fingerprint;
 use crate::model::load::{dedupe, reread_job, yaml_files};
 use crate::plan::Decision;
 use crate::render::Renderer;
@@ -42,6 +45,7 @@ use partial::Partial;
 use placement::{Placement, duplicate_names};
 use pools::Pools;
 use run::Run;
+use texts::InputText;
 
 /// What to render.
 #[derive(Debug, Default, Clone)]
@@ -64,14 +68,13 @@ pub struct Request {
     pub policy: Policy,
 }
 
-/// A job the first pass accepted, for the second to read again: its file (by order
-/// and name), the file's text, and where in it the job is written.
+/// A job the first pass accepted, for the second to read again: its file (by order),
+/// and where in it the job is written and what was read there.
 struct JobToRead {
     file: usize,
-    name: std::sync::Arc<str>,
-    text: std::sync::Arc<str>,
     index: usize,
     span: Option<DocumentSpan>,
+    read: Fingerprint,
 }
 
 /// What a streaming run found: findings (sorted), the sources they point into, how
@@ -93,10 +96,11 @@ pub struct Outcome {
 /// verified, in two passes. The first reads and parses every file (inputs and
 /// `--pools`) in parallel across cores, registers every pool and collects every job's
 /// name and namespace (they decide each job's directory). The second resolves,
-/// renders and verifies the jobs in parallel, a job at a time, parsing each job's
-/// document again from its span of the text the first pass read: holding every
-/// parsed job between the passes cost 17 KB a job (225 MB at 10 000), parsing again
-/// 7% more CPU (bench/RESULTS.md).
+/// renders and verifies the jobs in parallel, a job at a time, reading and parsing
+/// each job's document again from its span of its file: holding every parsed job
+/// between the passes cost 17 KB a job (225 MB at 10 000), parsing again 7% more CPU,
+/// and holding the files' texts 34 MB at 50 000 jobs (bench/RESULTS.md). What is read
+/// again must be what the first pass read (`texts`).
 /// Rendered files are not kept either: each goes to the sink at once.
 pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Outcome, Error> {
     let renderer = Renderer::new(request.templates.as_deref())?;
@@ -114,7 +118,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     // Pass 1: every file read and parsed; pools registered, jobs' names collected.
     let mut total = Partial::default();
     let mut pools = Pools::new(!request.pools.is_empty());
-    let mut texts = BTreeMap::new();
+    let mut texts = Vec::new();
     let mut definitions = Vec::new();
     let mut suppressions = Suppressions::default();
     // Pools whose Trainer runtime is written: those a job uses, and those named as
@@ -122,6 +126,11 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut wanted = BTreeSet::new();
     let named = inputs.len() + request.documents.len();
     let read = read_all(&inputs, &request.documents, &pool_files)?;
+    // The file each read came from, in read_all's order; None for a document in memory.
+    let on_disk = |file: usize| match file.checked_sub(named) {
+        None => inputs.get(file),
+        Some(pool_file) => pool_files.get(pool_file),
+    };
     // Sized once: they live through the second pass, and doubling left up to half of
     // each unused.
     let count = read.iter().map(|r| r.jobs.len()).sum();
@@ -145,13 +154,19 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
             names.push((job.key, (file, job.index), job.at));
             jobs.push(JobToRead {
                 file,
-                name: read.name.clone(),
-                text: read.text.clone(),
                 index: job.index,
                 span: job.span,
+                read: job.read,
             });
         }
-        texts.insert(read.name, read.text);
+        // Only a document handed over in memory kept its text; a file is read again.
+        texts.push(match read.text {
+            Some(text) => InputText::in_memory(read.name, text),
+            None => {
+                let input = on_disk(file).expect("only documents in memory keep their text");
+                InputText::file(read.name, input, read.fingerprint)
+            }
+        });
     }
     let judge = Judge {
         policy: &request.policy,
@@ -180,11 +195,19 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         explain,
         judge,
     };
-    // Each job is parsed again from its own span of its file's text, a job at a time
-    // per core, so the jobs of one large file spread across the cores too.
+    // Each job is read and parsed again from its own span of its file, a job at a
+    // time per core, so the jobs of one large file spread across the cores too.
     let partials = parallel::fold(&jobs, |partial: &mut Partial, _, job: &JobToRead| {
-        let Some(loaded) = reread_job(&job.name, &job.text, job.index, job.span.as_ref()) else {
-            return true;
+        let input = &texts[job.file];
+        let span = job.span.as_ref();
+        let read = |at: Option<&DocumentSpan>| input.read(at.map(|at| (at, job.read)));
+        let loaded = match reread_job(&input.name, job.index, span, read) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => return true,
+            Err(e) => {
+                partial.error = Some(((job.file + 1, job.index), e));
+                return false;
+            }
         };
         // Jobs come after the runtimes, whose orders are (0, i).
         job_done(&run, (job.file + 1, job.index), &loaded, partial)
@@ -220,12 +243,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     consequences.sort();
     total.findings.extend(consequences);
     total.decisions.sort_by_key(|(order, ..)| *order);
-    // Every file read: findings quote lines of them, and a report of the files
-    // checked (JUnit) names each, clean ones too. The texts are held until here anyway.
-    let mut sources = Sources::default();
-    for (name, text) in texts {
-        sources.add(name, text);
-    }
+    let sources = texts::sources(texts, &total.findings)?;
     Ok(Outcome {
         findings: total.findings,
         sources,

@@ -13,6 +13,7 @@ mod determinism;
 mod diff_output;
 mod direct_path;
 mod dockerfile;
+mod edits_during_a_run;
 mod golden;
 mod golden_review;
 mod hostile_text;

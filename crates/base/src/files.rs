@@ -23,6 +23,7 @@ use globset::GlobSet;
 use rustix::fs::{FileType, Mode, OFlags};
 
 use crate::error::Error;
+use crate::fingerprint::Fingerprint;
 
 /// The default largest file rdmagen reads: 32 MiB. A Job is a few KiB; a file of
 /// 4 000 Jobs is about 12 MiB.
@@ -325,6 +326,44 @@ impl InputFile {
     pub fn read_text(&self) -> io::Result<String> {
         read_input_text(self.real())
     }
+
+    /// The bytes `range` of the file (the whole file for `None`) read again as text,
+    /// as [`read_text`](Self::read_text) reads, and refused unless their fingerprint
+    /// is `expected`, what the first read found there: a file edited during a run
+    /// must fail it, never give output that mixes its old and new text.
+    pub fn reread_text(
+        &self,
+        range: Option<std::ops::Range<usize>>,
+        expected: Fingerprint,
+    ) -> io::Result<String> {
+        let bytes = match (&range, is_stdin(self.real())) {
+            (None, _) => read_input(self.real())?,
+            // Standard input is read once and kept, so it is cut from what was kept.
+            (Some(range), true) => read_stdin()?
+                .get(range.clone())
+                .ok_or_else(changed)?
+                .to_vec(),
+            (Some(range), false) => {
+                let (file, size) = open_regular(self.real())?;
+                if (size as usize) < range.end {
+                    return Err(changed());
+                }
+                let mut bytes = vec![0; range.len()];
+                std::os::unix::fs::FileExt::read_exact_at(&file, &mut bytes, range.start as u64)?;
+                bytes
+            }
+        };
+        if Fingerprint::of(&bytes) != expected {
+            return Err(changed());
+        }
+        utf8(bytes)
+    }
+}
+
+fn changed() -> io::Error {
+    io::Error::other(
+        "changed while rdmagen was reading it (it differs from its first read); run again",
+    )
 }
 
 /// Which entries [`walk_inputs`] takes and skips.

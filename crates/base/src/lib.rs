@@ -8,5 +8,6 @@
 pub mod diagnostics;
 pub mod error;
 pub mod files;
+pub mod fingerprint;
 pub mod version;
 pub mod yaml;

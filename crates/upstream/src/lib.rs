@@ -6,7 +6,7 @@
 
 // The base layer's modules under their own names, so `crate::diagnostics` reads the
 // same in every layer.
-pub use rdmagen_base::{diagnostics, error, files, version, yaml};
+pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 
 pub mod kubeflow;
 pub mod kubernetes;

@@ -36,6 +36,11 @@ impl Sources {
         self.files.insert(name, SourceFile::Lines(lines));
     }
 
+    /// A file known by its name alone: no finding quotes it, so its text was not kept.
+    pub fn add_unread(&mut self, name: Arc<str>) {
+        self.files.insert(name, SourceFile::Lines(BTreeMap::new()));
+    }
+
     pub fn extend(&mut self, other: Sources) {
         self.files.extend(other.files);
     }

@@ -92,7 +92,7 @@ pub struct Document {
 
 /// Where a document is written in its file's text: from the start of the line of its
 /// `---` (the file's start for the first document) to where the next one begins.
-/// [`parse_document_at`] reads it again from there alone, with the file's lines.
+/// [`parse_span`] reads it again from its bytes alone, with the file's lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocumentSpan {
     pub bytes: std::ops::Range<usize>,
@@ -243,15 +243,16 @@ pub fn each_document(
     each_document_from(file, text, 1, each).map(|_| ())
 }
 
-/// The documents of `text`, a [`DocumentSpan`] of `file` (or the whole file) that
-/// starts on the file's line `first_line`: each node keeps the line the file has it on.
-pub fn parse_document_at(
+/// The documents of `text`, the bytes of the [`DocumentSpan`] `span` of `file` alone
+/// (as read again from the file): each node keeps the line, and each document the
+/// span, that the whole file has it at.
+pub fn parse_span(
     file: &Arc<str>,
     text: &str,
     span: &DocumentSpan,
 ) -> Result<Vec<Document>, SyntaxError> {
     let mut docs = Vec::new();
-    each_document_at(file, text, span, |doc| docs.push(doc))?;
+    each_in_span(file, text, span, |doc| docs.push(doc))?;
     Ok(docs)
 }
 
@@ -262,7 +263,7 @@ pub fn each_document_at(
     file: &Arc<str>,
     text: &str,
     span: &DocumentSpan,
-    mut each: impl FnMut(Document),
+    each: impl FnMut(Document),
 ) -> Result<Counted, SyntaxError> {
     let slice = text.get(span.bytes.clone()).ok_or_else(|| SyntaxError {
         line: span.first_line,
@@ -270,6 +271,16 @@ pub fn each_document_at(
         message: "the document's span is not in the text".to_owned(),
         kind: SyntaxErrorKind::Syntax,
     })?;
+    each_in_span(file, slice, span, each)
+}
+
+/// The documents of `slice`, the text of `span`, placed where `span` is in its file.
+fn each_in_span(
+    file: &Arc<str>,
+    slice: &str,
+    span: &DocumentSpan,
+    mut each: impl FnMut(Document),
+) -> Result<Counted, SyntaxError> {
     each_document_from(file, slice, span.first_line, |mut doc| {
         if let Some(own) = &mut doc.span {
             own.bytes = own.bytes.start + span.bytes.start..own.bytes.end + span.bytes.start;
@@ -465,7 +476,7 @@ struct Builder {
     nodes: usize,
     /// Hashes mapping keys for [`KeyHashes`].
     key_hasher: RandomState,
-    /// Lines of the file before the text being read ([`parse_document_at`]).
+    /// Lines of the file before the text being read ([`parse_span`]).
     lines_before: usize,
 }
 
@@ -656,7 +667,8 @@ mod tests {
             assert!(!docs.is_empty());
             for doc in docs {
                 let span = doc.span.clone().expect("byte offsets");
-                let again = parse_document_at(&Arc::from("t.yaml"), text, &span).unwrap();
+                let again =
+                    parse_span(&Arc::from("t.yaml"), &text[span.bytes.clone()], &span).unwrap();
                 let [one] = again.as_slice() else {
                     panic!("{text:?} {span:?}: {} documents", again.len());
                 };
