@@ -10,11 +10,14 @@
 //! perftest tables in [`tables`]. [`verdict`] decides, against the pool's line rate
 //! ([`rate`]) when a pool is given.
 
+pub mod calibration;
 pub mod evidence;
 pub mod formats;
 pub mod line;
+pub mod plot;
 pub mod rate;
 pub mod split;
+pub mod sweep;
 pub mod tables;
 pub mod verdict;
 pub mod version;
@@ -43,6 +46,8 @@ pub struct Expectation {
     /// `spec.network.label`, e.g. "RoCE 8*400G": the line rate.
     pub label: Option<String>,
     pub gid_index: Option<GidIndex>,
+    /// `spec.gpu.model`, e.g. "H100": the GPU generation the bandwidth is judged for.
+    pub gpu_model: Option<String>,
 }
 
 impl Expectation {
@@ -53,6 +58,7 @@ impl Expectation {
             fabric: network.fabric,
             label: network.label.clone(),
             gid_index: network.gid_index,
+            gpu_model: pool.spec.gpu.model.clone(),
         }
     }
 }
