@@ -51,7 +51,11 @@ pub fn svg(verdict: &Verdict) -> Result<String, String> {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             points.dedup_by(|a, b| a.0 == b.0);
             let same_file = verdict.sweeps.iter().filter(|o| o.file == s.file).count();
-            let mut label = printable(&cut(&s.file, 60)).into_owned();
+            // The file's name, not its directories: the legend has room for one line.
+            let name = std::path::Path::new(&s.file)
+                .file_name()
+                .map_or(s.file.clone(), |n| n.to_string_lossy().into_owned());
+            let mut label = printable(&cut(&name, 60)).into_owned();
             if same_file > 1 {
                 label += &format!(" (table {})", i + 1);
             }
