@@ -360,6 +360,11 @@ impl<'a> Shared<'a> {
 /// Run the parsed command.
 fn run_command(cli: &Cli, settings: &Settings, streams: &mut Streams<'_>) -> Result<(), Error> {
     let s = settings;
+    if s.print.format == Format::Csv && !matches!(cli.command, Command::NcclLog(_)) {
+        return Err(Error::Usage(
+            "--format csv writes nccl-log's table; this command reports findings: choose another format".to_owned(),
+        ));
+    }
     match &cli.command {
         Command::Render(args) => render::run(args, s, streams),
         Command::Validate(args) => validate::run(args, s, streams),

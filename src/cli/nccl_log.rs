@@ -33,6 +33,10 @@ pub struct NcclLogArgs {
     /// Files or directories with Pool documents (a single pool needs no --pool).
     #[arg(long = "pools", value_name = "PATH")]
     pub pools: Vec<PathBuf>,
+    /// Also draw the nccl-tests tables as an SVG chart: bus bandwidth against message
+    /// size (log scale), one curve per table, with the line rate and the healthy band.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub stdin: StdinArgs,
     #[command(flatten)]
@@ -64,8 +68,31 @@ pub fn run(args: &NcclLogArgs, s: &super::Settings, io: &mut Streams<'_>) -> Res
     // A log has no suppression comments: levels and the floor apply.
     s.reporting_policy().apply(&mut findings, 0, &[]);
     findings.sort();
+    if let Some(path) = &args.plot {
+        let svg = nccl_log::plot::svg(&verdict)
+            .map_err(|why| Error::Usage(format!("--plot {}: {why}", path.display())))?;
+        write_replacing(path, svg.as_bytes()).map_err(|e| Error::io(path, e))?;
+    }
     present(io, &verdict, &findings, &sources, &s.print)?;
     exit::verdict(&findings, &s.print, "", false)
+}
+
+/// Write `bytes` to `path` through a file beside it and a rename, so that a reader
+/// never sees half a chart; a symlink at `path` is refused, not followed.
+fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    crate::files::refuse_symlinked_name(path)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut aside = name.to_owned();
+    aside.push(format!(".rdmagen-{}.tmp", std::process::id()));
+    let aside = path.with_file_name(aside);
+    std::fs::write(&aside, bytes)
+        .and_then(|()| std::fs::rename(&aside, path))
+        .inspect_err(|_| {
+            // Best effort: the error that ends the run is the write's or the rename's.
+            std::fs::remove_file(&aside).ok();
+        })
 }
 
 /// The pool named by --pool among --pools (or the only one there).
@@ -208,6 +235,12 @@ fn present(
             output::findings(io.out, findings, sources, args.format, color).map_err(stdout)?;
             write!(io.err, "{}", human(verdict)).map_err(stderr)
         }
+        // The table is the document; the findings and the verdict go beside it.
+        Format::Csv => {
+            write!(io.out, "{}", nccl_log::sweep::csv(&verdict.sweeps)).map_err(stdout)?;
+            output::findings(io.err, findings, sources, args.format, false).map_err(stderr)?;
+            writeln!(io.err, "verdict: {}", printable(&one_line(verdict))).map_err(stderr)
+        }
     }
 }
 
@@ -258,8 +291,19 @@ fn human(v: &Verdict) -> String {
         transport += &format!("; NCCL network {}", v.networks.join(", "));
     }
     row("transport", transport);
-    row("RDMA", yes_no(v.rdma).to_owned());
-    row("GPUDirect", yes_no(v.gdr).to_owned());
+    let basis = |value: Option<bool>, from: Option<nccl_log::verdict::Basis>| {
+        let mut text = yes_no(value).to_owned();
+        if from == Some(nccl_log::verdict::Basis::Bandwidth) {
+            text += " (inferred from the bandwidth)";
+        }
+        text
+    };
+    let mut rdma = basis(v.rdma, v.rdma_inferred_from);
+    if v.rdma.is_none() && v.rdma_selected {
+        rdma += " (an RDMA network was selected, not shown carrying data)";
+    }
+    row("RDMA", rdma);
+    row("GPUDirect", basis(v.gdr, v.gdr_inferred_from));
     let version = match (&v.nccl_version, &v.nccl_version_inferred) {
         _ if v.mixed_versions => "differs between hosts".to_owned(),
         (Some(version), _) => version.clone(),
@@ -323,8 +367,29 @@ fn human(v: &Verdict) -> String {
 
 fn bandwidth(b: &Bandwidth, unit: &str) -> String {
     let mut text = format!("{} {unit} at {}", b.value, size(b.at_bytes));
+    if let Some(p) = &b.plateau {
+        text += &format!(
+            ", flat at {}-{} {unit} over {} sizes from {} to {}",
+            p.min_gbps,
+            p.max_gbps,
+            p.rows,
+            size(p.from_bytes),
+            size(p.to_bytes)
+        );
+    }
+    if let (Some(health), Some(ratio)) = (b.health, b.ratio) {
+        text += &format!(
+            "; {}: {:.0}% of the line rate",
+            health.name(),
+            ratio * 100.0
+        );
+    }
     if let (Some(expected), Some(plausible)) = (b.expected, b.plausible) {
-        text += &format!(" (healthy about {expected}, plausible from {plausible} {unit})");
+        text += &format!(" (healthy from {expected}, plausible from {plausible} {unit}");
+        if let Some(c) = &b.calibration {
+            text += &format!(", calibration row `{}`", c.row);
+        }
+        text += ")";
     }
     if !b.judged {
         text += " (not judged)";

@@ -17,6 +17,8 @@ pub enum Which {
     Inputs,
     /// PyTorchJob manifests as rdmagen renders them.
     Pytorchjob,
+    /// The document `nccl-log --format json` writes.
+    NcclLog,
 }
 
 #[derive(Debug, Args)]
@@ -31,6 +33,7 @@ pub fn run(args: &SchemaArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         Which::Pool => pretty(Published::Pool),
         Which::Inputs => pretty(Published::Inputs),
         Which::Pytorchjob => OUTPUT_SCHEMA.to_owned(),
+        Which::NcclLog => crate::nccl_log::output_schema(),
     };
     write!(io.out, "{text}").map_err(super::stdout)
 }

@@ -584,6 +584,43 @@ impl Evidence {
         self.fingerprints(Level::Warn, host, msg, at);
         let (key, rule, title, cause) = classify_warning(msg);
         self.error(key, rule, title, cause, msg, host, at);
+        self.warned_gid(msg, at);
+    }
+
+    /// The GID a failed `ibv_modify_qp` names, 2.24 and later: `..., local GID index
+    /// 3, local GID ::ffff:10.0.0.1, remote GID ...` (N@v2.30.7-1:src/misc/ibvwrap.cc:
+    /// ibvModifyQpStr), so the verdict knows the index even without the per-QP INFO lines.
+    fn warned_gid(&mut self, msg: &str, at: &Loc) {
+        let Some(index) = word_after(msg, "local GID index ")
+            .and_then(|w| w.trim_end_matches(',').parse::<u32>().ok())
+        else {
+            return;
+        };
+        let gid = msg
+            .match_indices("local GID ")
+            .filter_map(|(i, m)| msg[i + m.len()..].split_whitespace().next())
+            .find(|w| *w != "index")
+            .map(|g| g.trim_end_matches(','));
+        let kind = match gid {
+            Some(g) if g.starts_with("fe80:") => GidKind::LinkLocal,
+            Some(g) if g.starts_with("::ffff:") => GidKind::Ipv4,
+            _ => GidKind::Other,
+        };
+        if let Some(g) = self.gids.get_mut(&index) {
+            g.seen.count += 1;
+        } else if self.gids.len() < MAX_NAMES {
+            self.gids.insert(
+                index,
+                Gid {
+                    seen: Seen {
+                        count: 1,
+                        first: at.clone(),
+                    },
+                    kind,
+                },
+            );
+            self.quote = true;
+        }
     }
 
     /// A line that is not NCCL's: a bare `NCCL version` line, PyTorch's NCCL errors.

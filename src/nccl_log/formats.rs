@@ -223,6 +223,20 @@ pub fn wc_status_cause(status: u32) -> &'static str {
     }
 }
 
+/// The likely cause of a work completion error on RoCE, where status 12 reads
+/// differently: "When it happens right away, it usually means the NICs can't talk to
+/// each other using RoCE ... making sure NCCL runs in the same conditions (GID Index,
+/// Traffic class, ...)" (sjeaugey, NVIDIA/nccl#426, solved there by
+/// NCCL_IB_GID_INDEX=3), so a longer timeout does not help.
+pub fn wc_status_cause_roce(status: u32) -> &'static str {
+    match status {
+        12 => {
+            "on RoCE usually a GID index or RoCE version the peers cannot route (NVIDIA/nccl#426: the connection is set up over TCP, then the first RoCE packets time out): set NCCL_IB_GID_INDEX (the pool's `gidIndex`) to the RoCE v2 IPv4 index `show_gids` lists on every node (`rdmagen detect`), or `auto` on NCCL 2.21 and later, and the traffic class the switches expect (NCCL_IB_TC); raising NCCL_IB_TIMEOUT does not help then. Only when ib_write_bw with the same GID index and traffic class works: a fabric without lossless PFC/ECN or a flapping link (check the switch counters)"
+        }
+        _ => wc_status_cause(status),
+    }
+}
+
 /// The likely cause of `ibv_modify_qp` failing, by errno text or number, after
 /// NCCL's own hints (N@v2.30.7-1:src/misc/ibvwrap.cc:336-354).
 pub fn modify_qp_cause(error: &str) -> &'static str {

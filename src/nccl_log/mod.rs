@@ -10,11 +10,14 @@
 //! perftest tables in [`tables`]. [`verdict`] decides, against the pool's line rate
 //! ([`rate`]) when a pool is given.
 
+pub mod calibration;
 pub mod evidence;
 pub mod formats;
 pub mod line;
+pub mod plot;
 pub mod rate;
 pub mod split;
+pub mod sweep;
 pub mod tables;
 pub mod verdict;
 pub mod version;
@@ -43,6 +46,8 @@ pub struct Expectation {
     /// `spec.network.label`, e.g. "RoCE 8*400G": the line rate.
     pub label: Option<String>,
     pub gid_index: Option<GidIndex>,
+    /// `spec.gpu.model`, e.g. "H100": the GPU generation the bandwidth is judged for.
+    pub gpu_model: Option<String>,
 }
 
 impl Expectation {
@@ -53,6 +58,7 @@ impl Expectation {
             fabric: network.fabric,
             label: network.label.clone(),
             gid_index: network.gid_index,
+            gpu_model: pool.spec.gpu.model.clone(),
         }
     }
 }
@@ -222,4 +228,78 @@ pub fn read_texts(files: &[(&str, &str)], expect: Option<&Expectation>) -> Outco
         let _ = read_into(&mut reader, Arc::from(*name), text.as_bytes(), |_| Ok(()));
     }
     reader.finish(expect)
+}
+
+/// The document `nccl-log --format json` writes, for its published schema
+/// (`schemas/nccl-log.schema.json`, `rdmagen schema nccl-log`): the verdict's fields
+/// beside the findings and their counts.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct Document {
+    /// The version of rdmagen's JSON documents.
+    schema_version: u32,
+    #[serde(flatten)]
+    verdict: Verdict,
+    /// What is wrong with the run, as every command's JSON lists findings.
+    findings: Vec<FindingDoc>,
+    counts: Counts,
+}
+
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct FindingDoc {
+    /// `RDG146`
+    rule: String,
+    severity: SeverityDoc,
+    message: String,
+    file: Option<String>,
+    line: Option<usize>,
+    column: Option<usize>,
+    /// The rule's one-line summary.
+    summary: String,
+    /// Where the rule's fact comes from.
+    source: String,
+}
+
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum SeverityDoc {
+    Error,
+    Warning,
+    Info,
+}
+
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Counts {
+    errors: usize,
+    warnings: usize,
+    infos: usize,
+}
+
+/// The JSON Schema (draft-07) of `nccl-log --format json`, pretty, with a final newline.
+pub fn output_schema() -> String {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let schema = generator.into_root_schema_for::<Document>();
+    let mut value = serde_json::to_value(schema).expect("schemas serialise");
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert(
+            "$id".to_owned(),
+            serde_json::json!(format!(
+                "{}/raw/main/schemas/nccl-log.schema.json",
+                env!("CARGO_PKG_REPOSITORY")
+            )),
+        );
+        map.insert(
+            "title".to_owned(),
+            serde_json::json!("rdmagen nccl-log --format json"),
+        );
+    }
+    let mut text = serde_json::to_string_pretty(&value).expect("schemas serialise");
+    text.push('\n');
+    text
 }

@@ -20,6 +20,16 @@ pub const PLAUSIBLE_SHARE: f64 = 0.8;
 /// a misconfigured DGX Spark pair 3 of 25.
 pub const SOCKET_SHARE: f64 = 0.1;
 
+/// The most bus bandwidth NCCL's socket transport has been seen to carry, GB/s: a
+/// 100G link's full rate. Published socket runs land in single digits (NCCL over IPoIB
+/// on Azure HDR nodes 3.15 GB/s, tests/nccl_logs/nccl-tests/02; GKE's TCP fallback
+/// about 4; a 2-node V100 sockets run about 1: nccl-bandwidth.md §5), and a socket
+/// cannot beat its interface's line rate. On two nodes a tree can double what crosses
+/// the network, so the bound doubles there (and where the node count is unknown).
+/// Derived: above it the data moved over RDMA (or GPUDirect-TCPX, which a TCP plugin's
+/// name or a tcp pool shows).
+pub const SOCKET_CEILING_GBPS: f64 = 12.5;
+
 /// The plateau is read from rows at least this large: below it even a healthy fabric
 /// has not reached its rate (the Azure run is at 0.51 of line rate at 32 MiB, 0.87 at
 /// 512 MiB, 0.94 from 2 GiB).

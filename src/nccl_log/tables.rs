@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::evidence::{Evidence, Loc, MAX_HOSTS};
+use super::sweep::{self, Placement, Sweep, SweepRow};
 use crate::diagnostics::Rule;
 use crate::diagnostics::escape::cut;
 
@@ -31,11 +32,17 @@ pub struct Row {
     pub at: Loc,
 }
 
-/// Where nccl-tests' columns are.
+/// Where nccl-tests' columns are: one entry per placement (out-of-place, in-place)
+/// in the `time`, `algbw`, `busbw` and `#wrong` lists.
 #[derive(Debug, Clone)]
 struct Columns {
     size: usize,
     count: usize,
+    data_type: Option<usize>,
+    redop: Option<usize>,
+    root: Option<usize>,
+    time: Vec<usize>,
+    algbw: Vec<usize>,
     busbw: Vec<usize>,
     wrong: Vec<usize>,
 }
@@ -45,11 +52,17 @@ impl Columns {
     fn from_header(words: &[&str]) -> Option<Columns> {
         let size = words.iter().position(|w| *w == "size")?;
         let count = words.iter().position(|w| *w == "count")?;
+        let one = |name: &str| words.iter().position(|w| *w == name);
         let busbw: Vec<usize> = positions(words, |w| w == "busbw");
         let wrong = positions(words, |w| w == "#wrong" || w == "error");
         (!busbw.is_empty()).then_some(Columns {
             size,
             count,
+            data_type: one("type"),
+            redop: one("redop"),
+            root: one("root"),
+            time: positions(words, |w| w == "time"),
+            algbw: positions(words, |w| w == "algbw"),
             busbw,
             wrong,
         })
@@ -66,21 +79,39 @@ impl Columns {
         if !(number(0) && number(1) && word(2) && word(3)) {
             return None;
         }
-        match words.len() {
-            13 => Some(Columns {
-                size: 0,
-                count: 1,
-                busbw: vec![7, 11],
-                wrong: vec![8, 12],
-            }),
-            12 => Some(Columns {
-                size: 0,
-                count: 1,
-                busbw: vec![6, 10],
-                wrong: vec![7, 11],
-            }),
-            _ => None,
-        }
+        let (root, first) = match words.len() {
+            13 => (Some(4), 5),
+            12 => (None, 4),
+            _ => return None,
+        };
+        let at = |k: usize| vec![first + k, first + 4 + k];
+        Some(Columns {
+            size: 0,
+            count: 1,
+            data_type: Some(2),
+            redop: Some(3),
+            root,
+            time: at(0),
+            algbw: at(1),
+            busbw: at(2),
+            wrong: at(3),
+        })
+    }
+
+    /// One placement's columns of a row.
+    fn placement(&self, words: &[&str], k: usize) -> Option<Placement> {
+        let float = |list: &Vec<usize>| {
+            list.get(k)
+                .and_then(|&i| words.get(i)?.parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+        };
+        let p = Placement {
+            time_us: float(&self.time),
+            algbw_gbps: float(&self.algbw),
+            busbw_gbps: float(&self.busbw).filter(|v| *v >= 0.0),
+            wrong: float(&self.wrong),
+        };
+        (p.time_us.is_some() || p.busbw_gbps.is_some()).then_some(p)
     }
 }
 
@@ -123,6 +154,15 @@ pub struct Tables {
     pub average: Option<(f64, Loc)>,
     /// Hosts of nccl-tests' `#  Rank N Group G Pid P on HOST device D` lines.
     pub hosts: BTreeSet<String>,
+    /// The GPU names of those lines (`NVIDIA A100-SXM4-40GB`), a few.
+    pub gpus: BTreeSet<String>,
+    /// `# Collective test starting: all_reduce_perf` → `all_reduce`.
+    pub collective: Option<String>,
+    /// Every table, row by row.
+    pub sweeps: Vec<Sweep>,
+    pub sweeps_not_listed: u64,
+    /// The sweep rows go to, when a table is open.
+    open: Option<usize>,
     /// perftest's average column, when a table is open.
     perf_average: Option<usize>,
     perf_rows_in_table: usize,
@@ -132,6 +172,7 @@ pub struct Tables {
 impl Tables {
     pub fn new_file(&mut self) {
         self.columns = None;
+        self.open = None;
         self.header_in_file = false;
         self.perf_average = None;
     }
@@ -164,7 +205,16 @@ impl Tables {
         if let Some(columns) = Columns::from_header(&words) {
             self.columns = Some(columns);
             self.header_in_file = true;
+            self.open_sweep(at, true);
             ev.quote = true;
+            return;
+        }
+        if let Some(name) = body.trim().strip_prefix("Collective test starting:") {
+            let name = name.trim();
+            let name = name.strip_suffix("_perf").unwrap_or(name);
+            if !name.is_empty() && name.len() <= 40 {
+                self.collective = Some(name.to_owned());
+            }
             return;
         }
         if words.first() == Some(&"bytes") || words.first().is_some_and(|w| w.starts_with("bytes"))
@@ -178,7 +228,11 @@ impl Tables {
                 .trim_start_matches([' ', ':'])
                 .split_whitespace()
                 .next();
-            if n.and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n > 0) {
+            let n = n.and_then(|n| n.parse::<u64>().ok());
+            if let Some(sweep) = self.open.and_then(|i| self.sweeps.get_mut(i)) {
+                sweep.out_of_bounds = n;
+            }
+            if n.is_some_and(|n| n > 0) {
                 wrong_results(ev, body, at);
             }
         } else if let Some(rest) = body.strip_prefix("Avg bus bandwidth") {
@@ -188,8 +242,12 @@ impl Tables {
                 .next();
             if let Some(v) = value.and_then(|v| v.parse::<f64>().ok()) {
                 self.average = Some((v, at.clone()));
+                if let Some(sweep) = self.open.and_then(|i| self.sweeps.get_mut(i)) {
+                    sweep.average_busbw_gbps = Some(v);
+                }
             }
             self.columns = None;
+            self.open = None;
         } else if body.starts_with("Rank ") {
             // `Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s` (NT@src/util.cu:687)
             if let Some(host) = body
@@ -198,6 +256,13 @@ impl Tables {
                 && self.hosts.len() < MAX_HOSTS
             {
                 self.hosts.insert(host.to_owned());
+            }
+            if let Some((_, name)) = body
+                .split_once(" device ")
+                .and_then(|(_, r)| r.split_once("] "))
+                && self.gpus.len() < 8
+            {
+                self.gpus.insert(cut(name.trim(), 80).into_owned());
             }
         }
     }
@@ -217,31 +282,65 @@ impl Tables {
             None => return,
         };
         let number = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
-        let (Some(size), Some(_)) = (number(columns.size), number(columns.count)) else {
+        let (Some(size), Some(count)) = (number(columns.size), number(columns.count)) else {
             return;
         };
-        let best = columns
-            .busbw
-            .iter()
-            .filter_map(|&i| words.get(i)?.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .fold(None, |best: Option<f64>, v| {
-                Some(best.map_or(v, |b| b.max(v)))
-            });
-        let Some(best) = best else {
+        let word = |i: Option<usize>| {
+            i.and_then(|i| words.get(i))
+                .map(|w| cut(w, 16).into_owned())
+        };
+        let row = SweepRow {
+            size,
+            count: Some(count),
+            data_type: word(columns.data_type),
+            redop: word(columns.redop),
+            root: columns.root.and_then(|i| words.get(i)?.parse::<i64>().ok()),
+            out_of_place: columns.placement(&words, 0),
+            in_place: columns.placement(&words, 1),
+            line: at.1,
+        };
+        let Some(best) = row.best_busbw() else {
             return;
         };
-        let wrong = columns
-            .wrong
-            .iter()
-            .filter_map(|&i| words.get(i)?.parse::<f64>().ok())
-            .any(|w| w > 0.0);
+        let wrong = [&row.out_of_place, &row.in_place]
+            .into_iter()
+            .flatten()
+            .any(|p| p.wrong.is_some_and(|w| w > 0.0));
         if wrong {
             wrong_results(ev, text, at);
+        }
+        if self.open.is_none() {
+            self.open_sweep(at, false);
+        }
+        if let Some(sweep) = self.open.and_then(|i| self.sweeps.get_mut(i)) {
+            if sweep.rows.len() < sweep::MAX_ROWS {
+                sweep.rows.push(row);
+            } else {
+                sweep.rows_not_listed += 1;
+            }
         }
         if keep(&mut self.rows, size, best, at) {
             ev.quote = true;
         }
+    }
+
+    /// A new table starts at `at` (its header, or its first row when it has none).
+    fn open_sweep(&mut self, at: &Loc, header: bool) {
+        if self.sweeps.len() >= sweep::MAX_SWEEPS {
+            self.sweeps_not_listed += 1;
+            self.open = None;
+            return;
+        }
+        self.sweeps.push(Sweep {
+            file: at.0.to_string(),
+            header_line: header.then_some(at.1),
+            collective: self.collective.clone(),
+            rows: Vec::new(),
+            rows_not_listed: 0,
+            average_busbw_gbps: None,
+            out_of_bounds: None,
+        });
+        self.open = Some(self.sweeps.len() - 1);
     }
 
     /// ` #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]`

@@ -6,16 +6,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::Expectation;
+use super::calibration::{self, GpuGeneration, Health};
 use super::evidence::{ErrorLine, Evidence, GidKind, Loc, Seen};
-use super::formats::{NetKind, net_kind};
+use super::formats::{self, NetKind, net_kind};
 use super::rate::{self, round};
+use super::sweep::{self, Plateau, Sweep};
 use super::tables::{Row, Tables};
 use super::version::{Range, Version};
+use crate::diagnostics::escape::cut;
 use crate::diagnostics::{Findings, Location, Rule};
 use crate::model::pool::{Fabric, GidIndex};
 
 /// What carried the inter-node data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     /// RDMA over InfiniBand, or NCCL's IB transport over a link layer the log does
@@ -40,8 +43,8 @@ impl Transport {
 }
 
 /// One kind of error line, as the verdict lists it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ErrorReport {
     pub rule: &'static str,
     pub title: String,
@@ -55,8 +58,8 @@ pub struct ErrorReport {
     pub count: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostVersion {
     pub host: Option<String>,
     /// As printed (`2.19.3+cuda12.3`).
@@ -65,31 +68,69 @@ pub struct HostVersion {
     pub range: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Bandwidth {
-    /// The plateau, GB/s (nccl-tests' bus bandwidth) or Gb/s (perftest).
+    /// The plateau, GB/s (nccl-tests' bus bandwidth) or Gb/s (perftest): the higher of
+    /// the flat stretch's top and the best of the largest sizes.
     pub value: f64,
     pub at_bytes: u64,
     /// The largest message size of the table.
     pub largest_bytes: u64,
     pub file: String,
     pub line: usize,
-    /// Whether the table reaches sizes where the plateau is judged.
+    /// Whether the value is judged: a healthy or high value always is; a low one only
+    /// when the table reaches the sizes where even a healthy fabric is at its rate
+    /// (256 MiB; 64 KiB for perftest), or sits on one node.
     pub judged: bool,
     /// The line rate, in the value's unit.
     pub line_rate: Option<f64>,
-    /// What a healthy fabric reaches ([`rate::PEAK_SHARE`] of the line rate).
+    /// From here the run is healthy: the calibration row's healthy share of the line
+    /// rate (perftest: 0.96 of one NIC).
     pub expected: Option<f64>,
-    /// The least that is plausible over RDMA ([`rate::PLAUSIBLE_SHARE`]).
+    /// Below this it is a finding: the row's plausible share (perftest: 0.8).
     pub plausible: Option<f64>,
+    /// The value's share of the line rate.
     pub ratio: Option<f64>,
     /// Where the line rate came from.
     pub rate_source: Option<String>,
+    /// The flat stretch of the curve, when it has one.
+    pub plateau: Option<Plateau>,
+    /// What the value reads as against the calibration row (nccl-tests only).
+    pub health: Option<Health>,
+    /// The expectation the value was judged against (nccl-tests with a line rate).
+    pub calibration: Option<CalibrationReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// The row of [`calibration::ROWS`] a bandwidth was judged against, and why that row.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CalibrationReport {
+    /// The row's id (`3plus`, `2node-hopper`, ...).
+    pub row: &'static str,
+    /// The published runs behind the row.
+    pub source: &'static str,
+    pub healthy_share: f64,
+    pub plausible_share: f64,
+    /// Above this share the line rate is wrong.
+    pub ceiling_share: f64,
+    /// From this share GPUDirect RDMA is inferred.
+    pub gdr_share: f64,
+    /// The GPU generation, and where it was read (`pool`: the pool's `gpu.model`;
+    /// `log`: nccl-tests' `# Rank ... device` lines); null when neither says.
+    pub gpu: Option<GpuGeneration>,
+    pub gpu_from: Option<&'static str>,
+    pub nodes: Option<u32>,
+    /// `all_reduce`, ..., and where it was read (`log`: `Collective test starting`;
+    /// `rows`: the rows' shape, size = count × type size with a reduction).
+    pub collective: Option<String>,
+    pub collective_from: Option<&'static str>,
+    /// NCCL_ALGO as the log echoes it.
+    pub algorithm: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PerftestReport {
     pub test: Option<String>,
     pub device: Option<String>,
@@ -100,8 +141,8 @@ pub struct PerftestReport {
     pub bandwidth: Option<Bandwidth>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InputStats {
     pub files: usize,
     pub lines: u64,
@@ -110,13 +151,36 @@ pub struct InputStats {
     pub long_lines: u64,
 }
 
+/// What a verdict on RDMA or GPUDirect rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// NCCL's channel lines (`via NET/IB/0/GDRDMA`, `via NET/Socket/0`), or its choice
+    /// of the Socket network (`Using network Socket`).
+    Channels,
+    /// `Connected all rings, use ring PXN 0 GDR 1` and the per GPU/NIC GPUDirect lines.
+    Rings,
+    /// The per-HCA GPUDirect capability line (`GPU Direct RDMA Disabled for HCA`).
+    Capability,
+    /// perftest's result table (and its `--use_cuda` buffers).
+    Perftest,
+    /// nccl-tests' bus bandwidth: above what sockets reach (RDMA), or at a share of
+    /// the line rate staging through host memory does not reach (GPUDirect); or, with
+    /// no other line, below a tenth of it (sockets, or a broken fabric).
+    Bandwidth,
+    /// An error line: the IB transport did not start, or its queue pairs did not connect.
+    Errors,
+}
+
 /// The run's verdict. The first nine fields are the contract of issue 15; the rest
 /// say where they come from.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Verdict {
+    /// The transport NCCL used, or chose when no line shows it carrying data (then
+    /// `rdma` is null and `rdmaSelected` true).
     pub transport: Transport,
-    /// Whether RDMA carried the inter-node data; null when the log does not say.
+    /// Whether RDMA carried the inter-node data; null when the log does not show it.
     pub rdma: Option<bool>,
     /// Whether GPUDirect RDMA was used (NIC reading and writing GPU memory).
     pub gdr: Option<bool>,
@@ -128,6 +192,13 @@ pub struct Verdict {
     pub busbw_gbps: Option<f64>,
     #[serde(rename = "expectedGBps")]
     pub expected_gbps: Option<f64>,
+    /// What `rdma` rests on; `bandwidth` is an inference from the numbers alone.
+    pub rdma_inferred_from: Option<Basis>,
+    /// NCCL chose an RDMA network at init (`Using network IB`, `IBext_v8`, ...), whether
+    /// or not a line shows data crossing it.
+    pub rdma_selected: bool,
+    /// What `gdr` rests on.
+    pub gdr_inferred_from: Option<Basis>,
     /// `IB`, `RoCE`, `IB+RoCE`, or null when no line shows it.
     pub link_layer: Option<String>,
     /// Network plugins NCCL chose (`Using network X`) or sent data through (`via NET/X`).
@@ -143,6 +214,10 @@ pub struct Verdict {
     /// Every GID index the log shows, when it shows more than one.
     pub gid_indexes: Vec<u32>,
     pub bandwidth: Option<Bandwidth>,
+    /// nccl-tests' tables, every row as printed, one entry per table.
+    pub sweeps: Vec<Sweep>,
+    /// Tables beyond the number kept, counted.
+    pub sweeps_not_listed: u64,
     pub perftest: Option<PerftestReport>,
     /// How the verdict was reached, in words.
     pub notes: Vec<String>,
@@ -229,6 +304,8 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
 
     let tcp_only = tcp_plugin.is_some() && verbs.is_none();
     let socket_used = !single_node && (socket.is_some() || tcp_only);
+    let verbs_channels: Vec<_> = channels_of(NetKind::Verbs).collect();
+    let rdma_selected = ev.networks.keys().any(|n| net_kind(n) == NetKind::Verbs);
     let mut transport = if socket_used {
         Transport::Socket
     } else if verbs.is_some() || perftest_data || perf_link.is_some() {
@@ -236,16 +313,23 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
     } else {
         Transport::Unknown
     };
-    let mut rdma = if single_node {
-        None
-    } else if socket_used || (verbs.is_some() && connect_failed) {
-        Some(false)
-    } else if verbs.is_some() || perftest_data {
-        Some(true)
+    // RDMA is shown carrying data by its channel lines or a perftest table; `Using
+    // network IB` is only the choice NCCL made at init (three real logs of failed runs
+    // read so), so alone it leaves the verdict open for the bandwidth to decide.
+    let (mut rdma, mut rdma_from) = if single_node {
+        (None, None)
+    } else if socket_used {
+        (Some(false), Some(Basis::Channels))
+    } else if verbs.is_some() && connect_failed {
+        (Some(false), Some(Basis::Errors))
+    } else if !verbs_channels.is_empty() {
+        (Some(true), Some(Basis::Channels))
+    } else if perftest_data {
+        (Some(true), Some(Basis::Perftest))
     } else if ib_unavailable {
-        Some(false)
+        (Some(false), Some(Basis::Errors))
     } else {
-        None
+        (None, None)
     };
     if rdma == Some(false) && connect_failed && !socket_used {
         notes.push(
@@ -267,74 +351,123 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
     }
 
     // GPUDirect RDMA.
-    let verbs_channels: Vec<_> = channels_of(NetKind::Verbs).collect();
-    let gdr = if single_node {
-        None
+    let (mut gdr, mut gdr_from) = if single_node {
+        (None, None)
     } else if socket_used {
-        Some(false)
+        (Some(false), Some(Basis::Channels))
     } else if !verbs_channels.is_empty() {
-        Some(verbs_channels.iter().all(|(_, c)| c.without_gdr.is_none()))
-    } else if ev.rings_gdr_off.is_some() {
-        Some(false)
-    } else if ev.rings_gdr_on.is_some() {
-        Some(true)
-    } else if ev.gdr_gpu_off.is_some() {
-        Some(false)
-    } else if ev.gdr_gpu_on.is_some() {
-        Some(true)
+        (
+            Some(verbs_channels.iter().all(|(_, c)| c.without_gdr.is_none())),
+            Some(Basis::Channels),
+        )
+    } else if ev.rings_gdr_off.is_some() || ev.gdr_gpu_off.is_some() {
+        (Some(false), Some(Basis::Rings))
+    } else if ev.rings_gdr_on.is_some() || ev.gdr_gpu_on.is_some() {
+        (Some(true), Some(Basis::Rings))
     } else if ev.gdr_hca_off.is_some() {
-        Some(false)
+        (Some(false), Some(Basis::Capability))
     } else if perftest_data && tables.perftest.cuda {
-        Some(true)
+        (Some(true), Some(Basis::Perftest))
     } else {
-        None
+        (None, None)
     };
 
     // Line rate and bandwidth.
     let line = line_rate(ev, expect);
-    let mut bandwidth = tables.rows.last_key_value().map(|_| {
-        plateau(
-            &tables.rows,
-            rate::PLATEAU_MIN_BYTES,
-            line.as_ref()
-                .map(|l| (l.total_gbps / 8.0, l.source.clone())),
-        )
-    });
+    let tcp_path = tcp_pool || tcp_plugin.is_some();
+    let run = calibration_run(ev, tables, expect, nodes, link_layer.as_deref());
+    let mut bandwidth = tables
+        .rows
+        .last_key_value()
+        .map(|_| nccl_bandwidth(tables, line.as_ref(), &run.0, &run.1));
     if let Some(b) = bandwidth.as_mut() {
         if single_node || nodes == Some(1) {
             b.judged = false;
+            b.health = None;
             notes.push("the nccl-tests table ran on one node: its bus bandwidth is NVLink/PCIe, not the network".into());
         } else if !b.judged {
             notes.push(format!(
-                "the table stops at {} bytes, below {} MiB: the plateau is not reached, so the bandwidth is not judged (sweep to 8 GiB: -e 8G)",
+                "the table stops at {} bytes, below {} MiB, and its value is not high: a short sweep withholds a low verdict (sweep to 8 GiB: -e 8G)",
                 b.largest_bytes,
                 rate::PLATEAU_MIN_BYTES >> 20
             ));
         }
-        if b.judged && nodes == Some(2) && b.ratio.is_some_and(|r| r > 1.0) {
-            notes.push("the bus bandwidth is above the line rate: on two nodes NCCL's tree and NVLS algorithms go beyond the network's rate, so it shows nothing about the network; force NCCL_ALGO=Ring to measure it".into());
+        match (b.health, &b.calibration) {
+            (Some(Health::AboveLineRate), Some(c)) => notes.push(format!(
+                "the bus bandwidth is {:.2} of the line rate, above the {:.2} calibration row `{}` allows: the line rate is wrong (the pool's label understates the NICs), or NCCL's tree or NVLS went past the network (force NCCL_ALGO=Ring to measure it)",
+                b.ratio.unwrap_or(0.0),
+                c.ceiling_share,
+                c.row
+            )),
+            (Some(Health::BelowHealthy), Some(c)) => notes.push(format!(
+                "the bus bandwidth is {:.2} of the line rate: RDMA works, short of the {:.2} a healthy fabric reaches (calibration row `{}`)",
+                b.ratio.unwrap_or(0.0),
+                c.healthy_share,
+                c.row
+            )),
+            _ => {}
         }
     }
-    // With no NET line at all, a judged plateau still tells RDMA from TCP.
-    if let Some(b) = bandwidth.as_ref().filter(|b| b.judged)
-        && let Some(ratio) = b.ratio
-        && transport == Transport::Unknown
-        && rdma.is_none()
-        && !single_node
+    let evidence = bandwidth
+        .as_ref()
+        .filter(|_| !single_node && nodes != Some(1));
+    // Bandwidth no socket reaches is RDMA, whatever lines the log lacks; bandwidth
+    // staging through host memory cannot reach is GPUDirect.
+    let socket_bound = rate::SOCKET_CEILING_GBPS
+        * if nodes.is_some_and(|n| n >= 3) {
+            1.0
+        } else {
+            2.0
+        };
+    let peak = tables.rows.values().map(|r| r.value).fold(0.0, f64::max);
+    if let Some(b) = evidence
+        && !tcp_path
     {
-        if ratio >= rate::PLAUSIBLE_SHARE {
+        if peak > socket_bound && rdma.is_none() {
             rdma = Some(true);
-            transport = match expect.map(|e| e.fabric) {
-                Some(Fabric::Roce) => Transport::Roce,
-                Some(Fabric::Ib) => Transport::Ib,
-                _ => Transport::Unknown,
-            };
-            notes.push("no NET line in the log: RDMA inferred from the bandwidth, which no TCP transport reaches".into());
-        } else if ratio < rate::SOCKET_SHARE {
+            rdma_from = Some(Basis::Bandwidth);
+            if transport == Transport::Unknown {
+                transport = match expect.map(|e| e.fabric) {
+                    Some(Fabric::Roce) => Transport::Roce,
+                    Some(Fabric::Ib) => Transport::Ib,
+                    _ => Transport::Unknown,
+                };
+            }
+            notes.push(format!(
+                "RDMA inferred from the bandwidth: {} GB/s bus bandwidth is above the {} GB/s NCCL's socket transport reaches{}",
+                round(peak),
+                socket_bound,
+                if rdma_selected {
+                    " (NCCL chose an RDMA network; no channel line shows it)"
+                } else {
+                    " (the log has no NET line)"
+                }
+            ));
+        } else if b.judged
+            && b.ratio.is_some_and(|r| r < rate::SOCKET_SHARE)
+            && peak <= socket_bound
+            && transport == Transport::Unknown
+            && rdma.is_none()
+        {
             rdma = Some(false);
+            rdma_from = Some(Basis::Bandwidth);
             transport = Transport::Socket;
-            notes.push("no NET line in the log: sockets inferred from the bandwidth".into());
+            notes.push("no NET line in the log: sockets inferred from the bandwidth, below a tenth of the line rate at every size (or a fabric so broken that RDMA crawls)".into());
         }
+        if gdr.is_none()
+            && rdma == Some(true)
+            && let (Some(ratio), Some(c)) = (b.ratio, &b.calibration)
+            && ratio >= c.gdr_share
+        {
+            gdr = Some(true);
+            gdr_from = Some(Basis::Bandwidth);
+            notes.push(format!(
+                "GPUDirect RDMA inferred from the bandwidth: {ratio:.2} of the line rate, where staging through host memory gives about 2/3 (NVIDIA/nccl#412)"
+            ));
+        }
+    }
+    if rdma.is_none() && rdma_selected && !single_node {
+        notes.push("NCCL selected an RDMA network at init (`Using network`), but no channel line (`via NET/IB/...`) shows it carrying data".into());
     }
     let perf_rate = line.as_ref().map(|l| (l.nic_gbps, l.source.clone()));
     let perftest = (tables.perftest.first.is_some() || perftest_data).then(|| PerftestReport {
@@ -352,6 +485,10 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
 
     // Versions.
     let versions = versions(ev);
+    // Status 12 on RoCE reads differently (formats::wc_status_cause_roce).
+    let roce = transport == Transport::Roce
+        || link_layer.as_deref() == Some("RoCE")
+        || expect.is_some_and(|e| e.fabric == Fabric::Roce);
 
     // Devices and GIDs.
     let mut hcas: Vec<String> = ev.devices.keys().cloned().collect();
@@ -383,12 +520,16 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
             .flatten(),
         hcas,
         gid_index,
-        errors: ev.errors.values().map(report).collect(),
+        errors: ev
+            .errors
+            .iter()
+            .map(|(key, e)| report(key, e, roce))
+            .collect(),
         busbw_gbps: bandwidth.as_ref().map(|b| b.value),
-        expected_gbps: bandwidth.as_ref().and_then(|b| b.expected).or_else(|| {
-            line.as_ref()
-                .map(|l| round(rate::PEAK_SHARE * l.total_gbps / 8.0))
-        }),
+        expected_gbps: bandwidth.as_ref().and_then(|b| b.expected),
+        rdma_inferred_from: rdma_from,
+        rdma_selected,
+        gdr_inferred_from: gdr_from,
         link_layer,
         networks: ev
             .networks
@@ -410,6 +551,8 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
             Vec::new()
         },
         bandwidth: bandwidth.clone(),
+        sweeps: tables.sweeps.clone(),
+        sweeps_not_listed: tables.sweeps_not_listed,
         perftest: perftest.clone(),
         notes,
         errors_not_listed: ev.errors_dropped,
@@ -424,7 +567,7 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
         line: 1,
         column: 1,
     });
-    report_errors(ev, tcp_pool, start.clone(), findings);
+    report_errors(ev, tcp_pool, roce, start.clone(), findings);
     if transport == Transport::Socket && socket_used && !tcp_pool {
         let at = channels_of(NetKind::Socket)
             .map(|(_, c)| &c.all)
@@ -443,13 +586,7 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
     }
     gid_findings(ev, tables, expect, findings);
     if let Some(b) = &bandwidth {
-        bandwidth_finding(
-            b,
-            "the large-message all-reduce bus bandwidth plateau",
-            "GB/s",
-            tcp_pool,
-            findings,
-        );
+        nccl_bandwidth_finding(b, tcp_pool, findings);
     }
     if let Some(b) = perftest.as_ref().and_then(|p| p.bandwidth.as_ref()) {
         bandwidth_finding(
@@ -498,6 +635,19 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
             )
         } else if let Some(at) = &tables.perftest.first {
             ("perftest's output has no result table: the test did not run to the end, so it shows nothing about the data path".to_owned(), Some(location(at)))
+        } else if let Some((name, s)) = ev
+            .networks
+            .iter()
+            .find(|(n, _)| net_kind(n) == NetKind::Verbs)
+        {
+            (
+                format!(
+                    "NCCL selected the RDMA network `{}` at init (`Using network`), but no channel line (`via NET/{}/...`) shows data crossing it, and no bandwidth shows it either: the choice is made before any connection, so failed runs print it too; run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to log the channels, or give the nccl-tests table",
+                    cut(name, 40),
+                    cut(name, 40)
+                ),
+                Some(location(&s.first)),
+            )
         } else {
             // Nothing shows it: the finding is about the log as a whole.
             ("the log does not say which network carried the data: no `Using network`, `via NET/` or `NET/IB` line (a run without NCCL_DEBUG=INFO says nothing about it, which is not a fallback either); run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV".to_owned(), start)
@@ -574,7 +724,182 @@ fn plateau(
         plausible: line_rate.map(|r| round(r * rate::PLAUSIBLE_SHARE)),
         ratio: line_rate.map(|r| (best.value / r * 1000.0).round() / 1000.0),
         rate_source: source,
+        plateau: None,
+        health: None,
+        calibration: None,
     }
+}
+
+/// What the calibration row is chosen by, and where each fact was read.
+fn calibration_run(
+    ev: &Evidence,
+    tables: &Tables,
+    expect: Option<&Expectation>,
+    nodes: Option<u32>,
+    link_layer: Option<&str>,
+) -> (calibration::Run, CalibrationReport) {
+    let from_pool = expect
+        .and_then(|e| e.gpu_model.as_deref())
+        .and_then(GpuGeneration::of);
+    let from_log = tables.gpus.iter().find_map(|g| GpuGeneration::of(g));
+    let (gpu, gpu_from) = match (from_pool, from_log) {
+        (Some(g), _) => (Some(g), Some("pool")),
+        (None, Some(g)) => (Some(g), Some("log")),
+        _ => (None, None),
+    };
+    let (collective, collective_from) = match &tables.collective {
+        Some(c) => (Some(c.clone()), Some("log")),
+        None if looks_like_all_reduce(&tables.sweeps) => {
+            (Some("all_reduce".to_owned()), Some("rows"))
+        }
+        None => (None, None),
+    };
+    let algorithm = ev
+        .env
+        .get("NCCL_ALGO")
+        .filter(|v| v.len() == 1)
+        .and_then(|v| v.keys().next())
+        .map(|a| a.to_ascii_lowercase());
+    let fabric = expect
+        .map(|e| e.fabric)
+        .filter(|f| f.is_rdma())
+        .or(match link_layer {
+            Some("IB") => Some(Fabric::Ib),
+            Some("RoCE") => Some(Fabric::Roce),
+            _ => None,
+        });
+    let run = calibration::Run {
+        fabric,
+        gpu,
+        nodes,
+        collective: collective.clone(),
+        algorithm: algorithm.clone(),
+        nics: expect
+            .and_then(|e| e.label.as_deref())
+            .and_then(rate::nics)
+            .map(|n| n.len()),
+    };
+    let row = calibration::row_for(&run);
+    let report = CalibrationReport {
+        row: row.id,
+        source: row.source,
+        healthy_share: row.healthy,
+        plausible_share: row.plausible,
+        ceiling_share: row.ceiling,
+        gdr_share: row.gdr,
+        gpu,
+        gpu_from,
+        nodes,
+        collective,
+        collective_from,
+        algorithm,
+    };
+    (run, report)
+}
+
+/// All-reduce's rows: a reduction, no root, and size = count × the type's size (an
+/// all_gather's or reduce_scatter's size is count × type × ranks; NT@src/all_reduce.cu).
+fn looks_like_all_reduce(sweeps: &[Sweep]) -> bool {
+    let width = |t: &str| match t {
+        "int8" | "uint8" | "char" => Some(1),
+        "half" | "bfloat16" | "fp16" | "bf16" => Some(2),
+        "float" | "int32" | "uint32" | "int" => Some(4),
+        "double" | "int64" | "uint64" => Some(8),
+        _ => None,
+    };
+    let rows: Vec<_> = sweeps.iter().flat_map(|s| &s.rows).collect();
+    !rows.is_empty()
+        && rows.iter().all(|r| {
+            r.redop.as_deref().is_some_and(|o| o != "none")
+                && r.root.is_none_or(|root| root == -1)
+                && r.data_type
+                    .as_deref()
+                    .and_then(width)
+                    .zip(r.count)
+                    .is_some_and(|(w, c)| c * w == r.size)
+        })
+}
+
+/// nccl-tests' bus bandwidth: the flat stretch (or the best of the largest sizes),
+/// read against the calibration row for the run.
+fn nccl_bandwidth(
+    tables: &Tables,
+    line: Option<&LineRate>,
+    run: &calibration::Run,
+    report: &CalibrationReport,
+) -> Bandwidth {
+    let rows = &tables.rows;
+    let mut b = plateau(rows, rate::PLATEAU_MIN_BYTES, None);
+    let flat = sweep::plateau(rows);
+    if let Some(p) = &flat
+        && p.max_gbps > b.value
+        && let Some((size, row)) = rows
+            .range(p.from_bytes..=p.to_bytes)
+            .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
+    {
+        b.value = round(row.value);
+        b.at_bytes = *size;
+        b.file = row.at.0.to_string();
+        b.line = row.at.1;
+    }
+    b.plateau = flat;
+    let full_sweep = b.judged;
+    if let Some(l) = line.filter(|l| l.total_gbps > 0.0) {
+        let line_rate = l.total_gbps / 8.0;
+        let row = calibration::row_for(run);
+        let ratio = (b.value / line_rate * 1000.0).round() / 1000.0;
+        let health = calibration::health(row, b.value / line_rate, full_sweep);
+        b.line_rate = Some(round(line_rate));
+        b.expected = Some(round(line_rate * row.healthy));
+        b.plausible = Some(round(line_rate * row.plausible));
+        b.ratio = Some(ratio);
+        b.rate_source = Some(l.source.clone());
+        b.health = Some(health);
+        b.judged = full_sweep || health != Health::NotJudged;
+        b.calibration = Some(report.clone());
+    } else {
+        b.judged = full_sweep;
+    }
+    b
+}
+
+/// RDG146 for a degraded or broken nccl-tests plateau, naming the calibration row.
+fn nccl_bandwidth_finding(b: &Bandwidth, tcp_pool: bool, findings: &mut Findings) {
+    let (Some(ratio), Some(line_rate), Some(health), Some(c)) =
+        (b.ratio, b.line_rate, b.health, &b.calibration)
+    else {
+        return;
+    };
+    if tcp_pool || !b.judged || !matches!(health, Health::Degraded | Health::Broken) {
+        return;
+    }
+    let why = if health == Health::Broken {
+        "below a tenth of the line rate: TCP sockets rather than RDMA, or a fabric so broken that RDMA crawls (NCCL over IPoIB reached 3.15 of 200 GB/s on the nodes that reach 187 over RDMA)"
+    } else if ratio >= 0.5 {
+        "short of what the fabric reaches: typically no GPUDirect RDMA (about 0.64 of line rate), fewer NICs in use than the pool has, GPUs and NICs on different PCIe switches or NUMA nodes, or a congested RoCE fabric"
+    } else {
+        "far below what the fabric reaches: NICs missing or down, RDMA on part of the ranks only, or a badly congested or misconfigured fabric"
+    };
+    let source = b.rate_source.as_deref().unwrap_or("the line rate");
+    findings.at(
+        Rule::NcclLowBandwidth,
+        format!(
+            "the bus bandwidth plateau is {} GB/s at {} bytes, {:.0}% of the {} GB/s line rate ({source}); calibration row `{}` (healthy from {:.0}%, a finding below {:.0}%; {}): {why}",
+            b.value,
+            b.at_bytes,
+            ratio * 100.0,
+            line_rate,
+            c.row,
+            c.healthy_share * 100.0,
+            c.plausible_share * 100.0,
+            c.source,
+        ),
+        Location {
+            file: b.file.as_str().into(),
+            line: b.line,
+            column: 1,
+        },
+    );
 }
 
 fn bandwidth_finding(
@@ -620,11 +945,11 @@ fn bandwidth_finding(
     );
 }
 
-fn report(e: &ErrorLine) -> ErrorReport {
+fn report(key: &str, e: &ErrorLine, roce: bool) -> ErrorReport {
     ErrorReport {
         rule: e.rule.info().id,
         title: e.title.clone(),
-        cause: e.cause.clone(),
+        cause: cause(key, e, roce),
         text: e.text.clone(),
         host: e.host.clone(),
         file: e.first.0.to_string(),
@@ -633,10 +958,27 @@ fn report(e: &ErrorLine) -> ErrorReport {
     }
 }
 
+/// An error's cause, in the order the maintainers find them: a completion with status
+/// 12 (RETRY_EXC_ERR) on RoCE is first a GID index or RoCE version the peers cannot
+/// route (NVIDIA/nccl#426), and only then a lossy fabric or a short timeout.
+fn cause(key: &str, e: &ErrorLine, roce: bool) -> String {
+    if roce && (key == "completion:Some(12)" || key == "perftest-completion:Some(12)") {
+        formats::wc_status_cause_roce(12).to_owned()
+    } else {
+        e.cause.clone()
+    }
+}
+
 /// Every kind of error line, once, at its first line. On a pool whose fabric is tcp
 /// an IB transport that did not start is what the pool says, not an error.
-fn report_errors(ev: &Evidence, tcp_pool: bool, start: Option<Location>, findings: &mut Findings) {
-    for e in ev.errors.values() {
+fn report_errors(
+    ev: &Evidence,
+    tcp_pool: bool,
+    roce: bool,
+    start: Option<Location>,
+    findings: &mut Findings,
+) {
+    for (key, e) in &ev.errors {
         if tcp_pool && e.rule == Rule::NcclIbUnavailable {
             continue;
         }
@@ -652,7 +994,7 @@ fn report_errors(ev: &Evidence, tcp_pool: bool, start: Option<Location>, finding
             .unwrap_or_default();
         findings.at(
             e.rule,
-            format!("{}{host}{count}: {}", e.title, e.cause),
+            format!("{}{host}{count}: {}", e.title, cause(key, e, roce)),
             location(&e.first),
         );
     }

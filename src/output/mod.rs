@@ -39,6 +39,9 @@ pub enum Format {
     Junit,
     /// GitLab Code Quality JSON (findings only).
     Gitlab,
+    /// CSV of the data a command reads (nccl-log: every nccl-tests row); findings go to
+    /// stderr, one line each. Other commands refuse it.
+    Csv,
 }
 
 impl Format {
@@ -51,7 +54,10 @@ impl Format {
     /// JUnit and GitLab Code Quality describe findings of rules; a changed golden file
     /// is not one, and a report that left differences out would read as clean.
     pub fn reports_comparisons(self) -> bool {
-        !matches!(self, Format::Sarif | Format::Junit | Format::Gitlab)
+        !matches!(
+            self,
+            Format::Sarif | Format::Junit | Format::Gitlab | Format::Csv
+        )
     }
 
     /// The word `--format` takes for this format.
@@ -127,6 +133,8 @@ pub fn findings(
         Format::Sarif => sarif::findings(w, findings),
         Format::Junit => junit::findings(w, findings, sources),
         Format::Gitlab => gitlab::findings(w, findings),
+        // The data is the document; the findings beside it are one line each.
+        Format::Csv => brief::findings(w, findings),
     }
 }
 
@@ -140,7 +148,7 @@ pub fn error_document(w: &mut dyn Write, format: Format, message: &str) -> Optio
         Format::Sarif => sarif::error(w, message),
         Format::Junit => junit::error(w, message),
         Format::Gitlab => gitlab::error(w, message),
-        Format::Human | Format::Brief | Format::Github => return None,
+        Format::Human | Format::Brief | Format::Github | Format::Csv => return None,
     })
 }
 
@@ -160,7 +168,7 @@ pub fn comparison(
         Format::Json => json::comparison(w, cmp, labels),
         Format::Github => github::comparison(w, cmp, labels),
         // The command line refuses these before comparing (`reports_comparisons`).
-        Format::Sarif | Format::Junit | Format::Gitlab => Err(io::Error::new(
+        Format::Sarif | Format::Junit | Format::Gitlab | Format::Csv => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("--format {} cannot report differences", format.name()),
         )),

@@ -239,6 +239,7 @@ fn schema_prints_the_committed_schemas() {
         ("pool", "pool.schema.json"),
         ("inputs", "inputs.schema.json"),
         ("pytorchjob", "pytorchjob.schema.json"),
+        ("nccl-log", "nccl-log.schema.json"),
     ] {
         let out = rdmagen(&["schema", which]);
         assert!(out.status.success());

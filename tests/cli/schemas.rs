@@ -267,3 +267,48 @@ fn the_fast_input_check_agrees_with_the_full_schema() {
         "{valid} valid, {invalid} invalid variants"
     );
 }
+
+/// `schemas/nccl-log.schema.json` is what the code generates, and every vendored log's
+/// JSON verdict validates against it: no field is undocumented (every object of the
+/// schema refuses unknown properties).
+#[test]
+fn nccl_log_output_schema_is_fresh_and_documents_every_field() {
+    let generated = rdmagen::nccl_log::output_schema();
+    let path = root().join("schemas/nccl-log.schema.json");
+    if std::env::var_os("RDMAGEN_BLESS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "schemas/nccl-log.schema.json is stale; regenerate with `RDMAGEN_BLESS=1 cargo test --test cli schemas`"
+    );
+    let schema: Value = serde_json::from_str(&committed).unwrap();
+    assert!(jsonschema::meta::is_valid(&schema));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut checked = 0;
+    for dir in ["samples", "nccl-tests", "perftest"] {
+        for entry in std::fs::read_dir(root().join("tests/nccl_logs").join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().unwrap() == "SOURCES.txt" {
+                continue;
+            }
+            let pools = root().join("tests/nccl_logs/pools.yaml");
+            let out = crate::support::rdmagen(&[
+                "nccl-log",
+                path.to_str().unwrap(),
+                "--pools",
+                pools.to_str().unwrap(),
+                "--pool",
+                "h100-roce",
+                "--format",
+                "json",
+            ]);
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let errors = errors(&validator, &doc);
+            assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "{checked}");
+}

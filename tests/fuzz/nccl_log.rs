@@ -33,6 +33,7 @@ fn expectation(pick: u8) -> Option<Expectation> {
         fabric,
         label: Some(label.into()),
         gid_index: gid,
+        gpu_model: pick.is_multiple_of(2).then(|| "H100".into()),
     })
 }
 
