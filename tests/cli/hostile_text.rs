@@ -48,7 +48,7 @@ fn human_findings_escape_control_characters_in_messages() {
     );
     assert_eq!(
         text(&out.stderr),
-        "0 job(s) checked: 1 error, 0 warnings, 0 infos\nerror: 1 finding fails the run\n"
+        "1 job(s) checked: 1 error, 0 warnings, 0 infos\nerror: 1 finding fails the run\n"
     );
 }
 
