@@ -65,7 +65,14 @@ fn issue(f: &Finding, identity: &[String; 4], ordinal: usize) -> Value {
     let description = format!("{}: {}", info.id, f.message);
     let [rule, file, field, message] = identity;
     let fingerprint = fingerprint(&[rule, file, field, message, &ordinal.to_string()]);
-    issue_at(info.id, severity(f.severity()), &description, path, line, &fingerprint)
+    issue_at(
+        info.id,
+        severity(f.severity()),
+        &description,
+        path,
+        line,
+        &fingerprint,
+    )
 }
 
 fn issue_at(

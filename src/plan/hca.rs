@@ -4,9 +4,9 @@ use std::collections::HashSet;
 
 use crate::diagnostics::{Findings, Rule};
 use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, NetworkSpec, PartialNodeHcas};
-use crate::rules::manifest::MANAGEMENT_NIC_ANNOTATION;
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::ctx::Ctx;
+use crate::rules::manifest::MANAGEMENT_NIC_ANNOTATION;
 use crate::yaml::tree::Seg;
 
 /// The first ceil(k·H/G) of the pool's H data NICs for a job on k of G GPUs

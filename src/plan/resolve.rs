@@ -133,7 +133,11 @@ pub fn resolve(
         "what the manifest was written for, on its metadata: `rdmagen lint` judges it by these where no --platform, --operator or --trainer says otherwise",
     );
     let mut annotations: BTreeMap<String, String> = ctx.inputs.annotation_values();
-    annotations.extend(written_for.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+    annotations.extend(
+        written_for
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone())),
+    );
     let mut labels: BTreeMap<String, String> = ctx.inputs.label_values();
     crate::plan::kueue::object_labels(&mut ctx, &mut labels);
 

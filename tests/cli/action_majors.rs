@@ -27,13 +27,17 @@ fn uses() -> Vec<(String, usize, String, String)> {
     for file in files {
         let text = std::fs::read_to_string(root().join(&file)).unwrap();
         for (i, line) in text.lines().enumerate() {
-            let Some(rest) = line.trim_start().trim_start_matches("- ").strip_prefix("uses:") else {
+            let Some(rest) = line
+                .trim_start()
+                .trim_start_matches("- ")
+                .strip_prefix("uses:")
+            else {
                 continue;
             };
             let value = rest.split('#').next().unwrap().trim();
-            let (action, reference) = value.split_once('@').unwrap_or_else(|| {
-                panic!("{file}:{}: `uses: {value}` names no ref", i + 1)
-            });
+            let (action, reference) = value
+                .split_once('@')
+                .unwrap_or_else(|| panic!("{file}:{}: `uses: {value}` names no ref", i + 1));
             out.push((file.clone(), i + 1, action.to_owned(), reference.to_owned()));
         }
     }
@@ -60,7 +64,8 @@ fn actions_use_current_majors() {
             .and_then(|m| m.parse().ok());
         for (retired, last) in RETIRED {
             if action == retired || action.starts_with(&format!("{retired}/")) {
-                let major = major.unwrap_or_else(|| panic!("{file}:{line}: {action}@{reference}: no major"));
+                let major = major
+                    .unwrap_or_else(|| panic!("{file}:{line}: {action}@{reference}: no major"));
                 assert!(
                     major > *last,
                     "{file}:{line}: {action}@{reference} runs on a retired runtime; use v{} or later",

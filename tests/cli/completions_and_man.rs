@@ -232,7 +232,12 @@ fn the_man_page_has_exit_status_environment_and_files() {
     for code in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR"] {
         assert!(exit.contains(code), "{exit}");
     }
-    for name in ["\\fBCI\\fR", "\\fBNO_COLOR\\fR", "\\fB.rdmagen.yml\\fR", ".rdmagen\\-owned"] {
+    for name in [
+        "\\fBCI\\fR",
+        "\\fBNO_COLOR\\fR",
+        "\\fB.rdmagen.yml\\fR",
+        ".rdmagen\\-owned",
+    ] {
         assert!(page.contains(name), "{name}");
     }
     // man(1) reads it: no warning from groff's checks where groff is installed.
@@ -244,7 +249,12 @@ fn the_man_page_has_exit_status_environment_and_files() {
     {
         use std::io::Write;
         let mut groff = groff;
-        groff.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+        groff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
         let done = groff.wait_with_output().unwrap();
         assert!(done.status.success());
     }

@@ -503,7 +503,9 @@ fn management_nic_decision_is_marked_for_lint() {
 fn validate_counts_the_job_an_error_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let job = |name: &str, gpus: u32| {
-        format!("apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: {gpus}\n  script: t.py\n---\n")
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: {gpus}\n  script: t.py\n---\n"
+        )
     };
     let body = format!(
         "{}{}{}{}apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network:\n    fabric: ib\n    hcas: [mlx5_1, mlx5_2]\n",

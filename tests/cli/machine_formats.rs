@@ -464,7 +464,10 @@ fn rules_accepts_only_the_formats_it_has() {
 fn gitlab_fingerprints_survive_shifted_lines() {
     let source = std::fs::read_to_string(crate::support::root().join(LONG_NAME)).unwrap();
     // Two objects with the same findings, the second renamed.
-    let twice = format!("{source}\n---\n{}", source.replacen("name: ", "name: other-", 1));
+    let twice = format!(
+        "{source}\n---\n{}",
+        source.replacen("name: ", "name: other-", 1)
+    );
     let report = |text: &str| {
         let dir = tempfile::tempdir().unwrap();
         crate::support::write(dir.path(), "deploy.yaml", text);

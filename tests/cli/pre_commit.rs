@@ -47,7 +47,11 @@ fn local_config() -> String {
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git").current_dir(dir).args(args).output().unwrap();
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
 }
 
@@ -81,10 +85,9 @@ fn hooks_pass_ordinary_commits_under_real_pre_commit() {
     git(dir, &["init", "-q"]);
     write(dir, ".pre-commit-config.yaml", &local_config());
     let job = std::fs::read_to_string(root().join("tests/lint/long-name.yaml")).unwrap();
-    let clean_job = std::fs::read_to_string(
-        root().join("golden/aks-ib/gpt-aks-shared/pytorchjob.yaml"),
-    )
-    .unwrap();
+    let clean_job =
+        std::fs::read_to_string(root().join("golden/aks-ib/gpt-aks-shared/pytorchjob.yaml"))
+            .unwrap();
     std::fs::create_dir_all(dir.join("deploy")).unwrap();
     write(dir, "deploy/job.yaml", &clean_job);
     let mut services = Vec::new();
@@ -93,7 +96,9 @@ fn hooks_pass_ordinary_commits_under_real_pre_commit() {
         write(
             dir,
             &name,
-            &format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n"),
+            &format!(
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n"
+            ),
         );
         services.push(name);
     }
@@ -101,7 +106,12 @@ fn hooks_pass_ordinary_commits_under_real_pre_commit() {
     write(dir, "README.md", "not YAML\n");
     git(dir, &["add", "-A"]);
 
-    let all = run(pre_commit().unwrap(), dir, home.path(), &["run", "--all-files", "--verbose"]);
+    let all = run(
+        pre_commit().unwrap(),
+        dir,
+        home.path(),
+        &["run", "--all-files", "--verbose"],
+    );
     assert_eq!(all.0, Some(0), "{}", all.1);
     assert!(all.1.contains("rdmagen lint"), "{}", all.1);
     // The hook ran in more than one batch where pre-commit has more than one core:
@@ -117,7 +127,12 @@ fn hooks_pass_ordinary_commits_under_real_pre_commit() {
 
     write(dir, "deploy/job.yaml", &job);
     git(dir, &["add", "-A"]);
-    let bad = run(pre_commit().unwrap(), dir, home.path(), &["run", "--all-files"]);
+    let bad = run(
+        pre_commit().unwrap(),
+        dir,
+        home.path(),
+        &["run", "--all-files"],
+    );
     assert_eq!(bad.0, Some(1), "{}", bad.1);
     assert!(bad.1.contains("error[RDG"), "{}", bad.1);
 }

@@ -68,7 +68,11 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "{errors} {} the run",
-                    if *errors == 1 { "finding fails" } else { "findings fail" }
+                    if *errors == 1 {
+                        "finding fails"
+                    } else {
+                        "findings fail"
+                    }
                 )?;
                 if !hidden.is_empty() {
                     write!(f, " (counted by --deny-warnings: {})", hidden.join("; "))?;

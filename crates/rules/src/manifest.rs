@@ -85,7 +85,8 @@ impl ManifestFacts {
                 .as_str()
                 .filter(|v| {
                     !v.is_empty()
-                        && v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                        && v.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
                 })
                 .map(str::to_owned)
         });
