@@ -25,6 +25,9 @@ use serde::de::{MapAccess, SeqAccess, Visitor};
 
 /// The file name looked for in the working directory and each directory above it.
 pub const FILE_NAME: &str = ".rdmagen.yaml";
+/// The names the file is found by, as kube-linter and hadolint accept both
+/// extensions; both in one directory is an error.
+pub const FILE_NAMES: [&str; 2] = [FILE_NAME, ".rdmagen.yml"];
 
 /// A value and where it was set (`FILE:LINE`).
 #[derive(Clone, Debug)]
@@ -75,7 +78,7 @@ pub fn load(choice: Choice<'_>) -> Result<Result<Config, Invalid>, (PathBuf, std
             }));
         }
         Choice::Named(path) => (path.to_path_buf(), "--config".to_owned()),
-        Choice::Search => match search() {
+        Choice::Search => match search()? {
             Some(found) => found,
             None => {
                 return Ok(Ok(Config {
@@ -126,27 +129,45 @@ fn not_utf8(file: &Path, e: std::string::FromUtf8Error) -> Invalid {
 /// does. The search stops at the repository's root (a directory holding `.git`): a
 /// file above it belongs to no repository this run checks. Outside a repository only
 /// the working directory is looked at: anyone may write a `/tmp/.rdmagen.yaml`.
-fn search() -> Option<(PathBuf, String)> {
-    let cwd = std::env::current_dir().ok()?;
+fn search() -> Result<Option<(PathBuf, String)>, (PathBuf, std::io::Error)> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(None);
+    };
     let exists = |path: &Path| crate::files::kind_of(path).ok().flatten().is_some();
     let mut up = PathBuf::new();
     let mut nearest = None;
     for dir in cwd.ancestors() {
-        if nearest.is_none() && exists(&dir.join(FILE_NAME)) {
-            let how = if up.as_os_str().is_empty() {
-                "found in the working directory".to_owned()
-            } else {
-                format!("found in {}", dir.display())
-            };
-            nearest = Some((up.join(FILE_NAME), how));
+        if nearest.is_none() {
+            // Both spellings in one directory: which one rules is no guess to make.
+            let here: Vec<&str> = FILE_NAMES
+                .into_iter()
+                .filter(|name| exists(&dir.join(name)))
+                .collect();
+            if let [_, other] = here[..] {
+                return Err((
+                    up.join(other),
+                    std::io::Error::other(format!(
+                        "both {} and {other} are here; keep one",
+                        FILE_NAMES[0]
+                    )),
+                ));
+            }
+            if let Some(name) = here.first() {
+                let how = if up.as_os_str().is_empty() {
+                    "found in the working directory".to_owned()
+                } else {
+                    format!("found in {}", dir.display())
+                };
+                nearest = Some((up.join(name), how));
+            }
         }
         if exists(&dir.join(".git")) {
-            return nearest;
+            return Ok(nearest);
         }
         up.push("..");
     }
     // No repository: only a file in the working directory itself.
-    nearest.filter(|(path, _)| path == Path::new(FILE_NAME))
+    Ok(nearest.filter(|(path, _)| path.parent() == Some(Path::new(""))))
 }
 
 /// The file as written: its shape, read by serde from the located tree the inputs

@@ -75,6 +75,7 @@ impl LintArgs {
             operator,
             platform: self.platform,
             kubernetes: self.kubernetes,
+            management_nic: None,
         }
     }
 }

@@ -34,6 +34,6 @@ pub fn run(args: &ValidateArgs, s: &super::Settings, io: &mut Streams<'_>) -> Re
         .input
         .request(&args.inputs, args.templates.as_ref(), s)?;
     let outcome = pipeline::run_with(&request, &Discard, false)?;
-    let what = format!("{} checked", outcome.counted());
+    let what = format!("{} checked", outcome.checked());
     super::present::findings_as_product(io, &outcome.findings, &outcome.sources, &s.print, &what)
 }

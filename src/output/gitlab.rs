@@ -1,11 +1,16 @@
 //! GitLab Code Quality: the JSON array of issues GitLab shows in merge requests
 //! (`artifacts:reports:codequality`). GitLab reads `description`, `check_name`,
-//! `fingerprint`, `severity` and `location.path` / `location.lines.begin`.
+//! `fingerprint`, `severity` and `location.path` / `location.lines.begin`; the
+//! fingerprint is the rule's, the file's, the object's and the field's, not the line's.
 //!
 //! The top level is an array, so the report has no room for rdmagen's
 //! `schemaVersion`; its fields are GitLab's, which version them.
 
+use std::collections::HashMap;
+use std::hash::Hasher;
 use std::io::{self, Write};
+
+use fnv::FnvHasher;
 
 use serde_json::{Value, json};
 
@@ -15,32 +20,73 @@ use crate::diagnostics::{Finding, Findings, Severity};
 const NO_FILE: &str = ".";
 
 pub fn findings(w: &mut dyn Write, findings: &Findings) -> io::Result<()> {
-    let issues: Vec<Value> = findings.iter().map(issue).collect();
+    // The n-th finding of one rule at one field of one file stands for the n-th
+    // object there that has it: counted, not located by line, so that an edit above
+    // a finding leaves its fingerprint alone, and two objects of one file keep apart.
+    let mut seen: HashMap<[String; 4], usize> = HashMap::new();
+    let issues: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let key = identity(f);
+            let ordinal = seen.entry(key.clone()).or_default();
+            *ordinal += 1;
+            issue(f, &key, *ordinal)
+        })
+        .collect();
     super::json::document(w, &Value::Array(issues))
 }
 
 /// The report of a run an error ended: one blocker issue, so that the report never
 /// reads as clean.
 pub fn error(w: &mut dyn Write, message: &str) -> io::Result<()> {
-    let issue = issue_at("rdmagen", "blocker", message, NO_FILE, 1);
+    let fingerprint = fingerprint(&["rdmagen", NO_FILE, message]);
+    let issue = issue_at("rdmagen", "blocker", message, NO_FILE, 1, &fingerprint);
     super::json::document(w, &json!([issue]))
 }
 
-fn issue(f: &Finding) -> Value {
+/// What identifies a finding across pipelines: its rule, file, field (the JSON
+/// Pointer in its object, where the check judged a value) and message, never its line.
+fn identity(f: &Finding) -> [String; 4] {
+    let path = f.location.as_ref().map_or(NO_FILE, |at| &*at.file);
+    [
+        f.rule.info().id.to_owned(),
+        path.to_owned(),
+        f.pointer.clone().unwrap_or_default(),
+        f.message.clone(),
+    ]
+}
+
+fn issue(f: &Finding, identity: &[String; 4], ordinal: usize) -> Value {
     let info = f.rule.info();
     let (path, line) = f
         .location
         .as_ref()
         .map_or((NO_FILE, 1), |at| (&*at.file, at.line));
     let description = format!("{}: {}", info.id, f.message);
-    issue_at(info.id, severity(f.severity()), &description, path, line)
+    let [rule, file, field, message] = identity;
+    let fingerprint = fingerprint(&[rule, file, field, message, &ordinal.to_string()]);
+    issue_at(
+        info.id,
+        severity(f.severity()),
+        &description,
+        path,
+        line,
+        &fingerprint,
+    )
 }
 
-fn issue_at(check: &str, severity: &str, description: &str, path: &str, line: usize) -> Value {
+fn issue_at(
+    check: &str,
+    severity: &str,
+    description: &str,
+    path: &str,
+    line: usize,
+    fingerprint: &str,
+) -> Value {
     json!({
         "description": description,
         "check_name": check,
-        "fingerprint": fingerprint(&[check, path, &line.to_string(), description]),
+        "fingerprint": fingerprint,
         "severity": severity,
         "location": { "path": path, "lines": { "begin": line } },
     })
@@ -55,21 +101,17 @@ fn severity(severity: Severity) -> &'static str {
     }
 }
 
-/// 64-bit FNV-1a of the parts, each ended by a NUL, in hex. GitLab matches issues
-/// across pipelines by fingerprint, so it must be the same on every machine and
-/// every run: std's hashers are seeded per process (RandomState) or unspecified
-/// across releases (DefaultHasher).
+/// 64-bit FNV-1a (the `fnv` crate, as the ownership record's) of the parts, each
+/// ended by a NUL, in hex. GitLab matches issues across pipelines by fingerprint, so
+/// it must be the same on every machine and every run: std's hashers are seeded per
+/// process (RandomState) or unspecified across releases (DefaultHasher).
 pub fn fingerprint(parts: &[&str]) -> String {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
+    let mut hash = FnvHasher::default();
     for part in parts {
-        for &b in part.as_bytes().iter().chain(&[0]) {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(PRIME);
-        }
+        hash.write(part.as_bytes());
+        hash.write_u8(0);
     }
-    format!("{hash:016x}")
+    format!("{:016x}", hash.finish())
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub(super) fn job_done(
     job: &Loaded<JobDocument>,
     partial: &mut Partial,
 ) -> bool {
+    partial.checked += 1;
     let pool_name = &job.value.spec.pool;
     let (pool, broken) = match run.pools.get(pool_name) {
         Ok(found) => found,

@@ -84,6 +84,8 @@ pub struct Outcome {
     pub findings: Findings,
     pub sources: Sources,
     pub rendered: usize,
+    /// How many jobs were judged: rendered, or stopped by their own findings.
+    pub checked: usize,
     /// How many Kubeflow Trainer runtimes rendered (one per Trainer pool used).
     pub runtimes: usize,
     /// (job, pool, decisions) in input order, when `explain` was asked; a job is named
@@ -248,6 +250,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         findings: total.findings,
         sources,
         rendered: total.rendered,
+        checked: total.checked,
         runtimes: total.runtimes,
         decisions: total
             .decisions
@@ -260,9 +263,19 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
 impl Outcome {
     /// "3 job(s)", or "3 job(s) and 1 runtime(s)" when Trainer runtimes were rendered.
     pub fn counted(&self) -> String {
-        match self.runtimes {
-            0 => format!("{} job(s)", self.rendered),
-            n => format!("{} job(s) and {n} runtime(s)", self.rendered),
+        Self::count(self.rendered, self.runtimes)
+    }
+
+    /// [`Outcome::counted`] of the jobs judged, those an error stopped among them
+    /// (what `validate` checked).
+    pub fn checked(&self) -> String {
+        Self::count(self.checked.max(self.rendered), self.runtimes)
+    }
+
+    fn count(jobs: usize, runtimes: usize) -> String {
+        match runtimes {
+            0 => format!("{jobs} job(s)"),
+            n => format!("{jobs} job(s) and {n} runtime(s)"),
         }
     }
 }

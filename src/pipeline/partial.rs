@@ -14,6 +14,8 @@ pub(super) struct Partial {
     /// comes first.
     pub(super) consequences: Findings,
     pub(super) rendered: usize,
+    /// Jobs judged, rendered or stopped by their findings.
+    pub(super) checked: usize,
     /// Trainer runtimes rendered (before any job).
     pub(super) runtimes: usize,
     /// (order, output directory, pool, decisions) of each rendered job, with `explain`.
@@ -27,6 +29,7 @@ impl Partial {
         self.findings.extend(other.findings);
         self.consequences.extend(other.consequences);
         self.rendered += other.rendered;
+        self.checked += other.checked;
         self.runtimes += other.runtimes;
         self.decisions.extend(other.decisions);
         // The error of the earliest job, whichever worker met it first.

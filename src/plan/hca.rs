@@ -3,9 +3,10 @@
 use std::collections::HashSet;
 
 use crate::diagnostics::{Findings, Rule};
-use crate::model::pool::PartialNodeHcas;
+use crate::model::pool::{DEFAULT_MANAGEMENT_NIC, NetworkSpec, PartialNodeHcas};
 use crate::model::{Loaded, PoolDocument};
 use crate::plan::ctx::Ctx;
+use crate::rules::manifest::MANAGEMENT_NIC_ANNOTATION;
 use crate::yaml::tree::Seg;
 
 /// The first ceil(k·H/G) of the pool's H data NICs for a job on k of G GPUs
@@ -188,6 +189,16 @@ pub fn check_pool_names(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             );
         }
     }
+}
+
+/// The annotation that tells `lint` the pool's management NIC, when the pool named one
+/// other than mlx5_0 (`none` among them): without it RDG043 would doubt an NCCL_IB_HCA
+/// that lists mlx5_0, a data NIC by the pool's word.
+pub fn management_annotation(net: &NetworkSpec) -> Option<(&'static str, String)> {
+    net.management_nic
+        .as_deref()
+        .filter(|nic| *nic != DEFAULT_MANAGEMENT_NIC)
+        .map(|nic| (MANAGEMENT_NIC_ANNOTATION, nic.to_owned()))
 }
 
 #[cfg(test)]

@@ -66,6 +66,10 @@ pub struct Plan {
     /// The cluster the plan is for (the pool's target with the platform's defaults).
     #[serde(skip)]
     pub target: Target,
+    /// The annotations that say what the manifests were written for (in
+    /// `annotations` too), which the job's Trainer runtime carries as well.
+    #[serde(skip)]
+    pub written_for: Vec<(&'static str, String)>,
     /// RDMA on or off, and the resources and networks of the pod (which of its pool's
     /// Trainer runtimes a TrainJob names depends on them).
     #[serde(skip)]

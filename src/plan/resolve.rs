@@ -117,11 +117,12 @@ pub fn resolve(
         );
     }
     let image_build = image_build::decide(&mut ctx);
-    let written_for = if mpi_job.is_some() && ctx.target.trainer().is_none() {
+    let mut written_for = if mpi_job.is_some() && ctx.target.trainer().is_none() {
         ctx.target.written_for_mpi()
     } else {
         ctx.target.written_for()
     };
+    written_for.extend(hca::management_annotation(&ctx.pool.value.spec.network));
     ctx.decisions.record(
         "annotations",
         written_for
@@ -132,7 +133,11 @@ pub fn resolve(
         "what the manifest was written for, on its metadata: `rdmagen lint` judges it by these where no --platform, --operator or --trainer says otherwise",
     );
     let mut annotations: BTreeMap<String, String> = ctx.inputs.annotation_values();
-    annotations.extend(written_for.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    annotations.extend(
+        written_for
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone())),
+    );
     let mut labels: BTreeMap<String, String> = ctx.inputs.label_values();
     crate::plan::kueue::object_labels(&mut ctx, &mut labels);
 
@@ -141,6 +146,7 @@ pub fn resolve(
         namespace: meta.namespace.clone(),
         labels,
         annotations,
+        written_for,
         nproc_per_node: launch.nproc_per_node,
         run_policy,
         replicas,

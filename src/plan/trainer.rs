@@ -245,10 +245,9 @@ pub fn runtime(
     }
     let labels = BTreeMap::from([(FRAMEWORK_LABEL.to_owned(), "torch".to_owned())]);
     let annotations = plan
-        .target
-        .written_for()
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
+        .written_for
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
         .collect();
     Some(RuntimePlan {
         name: name.clone(),
@@ -401,10 +400,9 @@ pub fn mpi_runtime(
         kind: "TrainingRuntime",
         labels: BTreeMap::from([(FRAMEWORK_LABEL.to_owned(), "mpi".to_owned())]),
         annotations: plan
-            .target
-            .written_for()
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
+            .written_for
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect(),
         jobset_annotations,
         volcano,

@@ -108,6 +108,8 @@ impl Verifier {
             operator: plan.target.operator,
             platform: Some(plan.target.platform),
             kubernetes: plan.target.kubernetes,
+            // Errors only: RDG043, a warning, is lint's to report.
+            management_nic: None,
         };
         problems.extend(rendered_errors(manifest::check(doc, &facts)));
         problems.extend(fidelity(doc, plan));
@@ -141,6 +143,8 @@ impl Verifier {
             operator: None,
             platform: Some(plan.target.platform),
             kubernetes: plan.target.kubernetes,
+            // Errors only: RDG043, a warning, is lint's to report.
+            management_nic: None,
         };
         problems.extend(rendered_errors(crate::rules::mpijob::check(doc, &facts)));
         problems.extend(mpijob_fidelity::fidelity(doc, plan, mpi));
@@ -167,6 +171,8 @@ impl Verifier {
             operator: None,
             platform: Some(runtime.platform),
             kubernetes: None,
+            // Errors only: RDG043, a warning, is lint's to report.
+            management_nic: None,
         };
         problems.extend(trainer_errors(
             std::slice::from_ref(&doc),
@@ -222,6 +228,8 @@ impl Verifier {
             operator: None,
             platform: Some(plan.target.platform),
             kubernetes: plan.target.kubernetes,
+            // Errors only: RDG043, a warning, is lint's to report.
+            management_nic: None,
         };
         let docs = [train_job.runtime_doc.clone(), doc.clone()];
         problems.extend(trainer_errors(

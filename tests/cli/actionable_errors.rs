@@ -100,7 +100,7 @@ fn a_pools_values_are_judged_at_the_pools_line() {
         assert_eq!(code, Some(1));
         assert_eq!(
             stderr,
-            format!("{line}\nerror: 1 finding fail the run; nothing was written\n")
+            format!("{line}\nerror: 1 finding fails the run; nothing was written\n")
         );
     }
 }
@@ -128,7 +128,7 @@ error[RDG041]: ibTimeout is 40; NCCL_IB_TIMEOUT accepts 0-31
    |     ^
    = RDG041: an NCCL setting is outside the range NCCL accepts (source: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)
 
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
     );
 }
@@ -177,7 +177,7 @@ fn pass_pools_is_suggested_only_when_no_pools_were_passed() {
         stderr,
         "\
 job.yaml:5:3: error[RDG005]: pool `p` is not defined; known pools: none (pass --pools)
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
     );
     let other = edit(POOL, "metadata: {name: p}", "metadata: {name: q}");
@@ -187,7 +187,7 @@ error: 1 finding fail the run; nothing was written
         stderr,
         "\
 job.yaml:5:3: error[RDG005]: pool `p` is not defined; known pools: q
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
     );
 }

@@ -430,7 +430,7 @@ fn a_configuration_cannot_hide_a_warning_from_deny_warnings() {
         assert_eq!(
             text(&out.stderr),
             format!(
-                "1 job(s) checked: {summary}\nerror: 1 finding fail the run (counted by --deny-warnings: {hidden})\n"
+                "1 job(s) checked: {summary}\nerror: 1 finding fails the run (counted by --deny-warnings: {hidden})\n"
             ),
             "{config}"
         );
@@ -443,7 +443,7 @@ fn a_configuration_cannot_hide_a_warning_from_deny_warnings() {
         assert_eq!(text(&out.stdout), "");
         assert!(
             text(&out.stderr).ends_with(&format!(
-                "error: 1 finding fail the run (counted by --deny-warnings: {hidden}); nothing was written\n"
+                "error: 1 finding fails the run (counted by --deny-warnings: {hidden}); nothing was written\n"
             )),
             "{config}{}",
             text(&out.stderr)

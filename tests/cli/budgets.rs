@@ -44,7 +44,7 @@ fn a_flood_of_tiny_documents_is_refused_by_validate_and_render() {
     assert_output(&out.stdout, "");
     assert_output(
         &out.stderr,
-        &format!("{PAST_DOCUMENTS}error: 1 finding fail the run; nothing was written\n"),
+        &format!("{PAST_DOCUMENTS}error: 1 finding fails the run; nothing was written\n"),
     );
     assert_eq!(out.status.code(), Some(2));
 }

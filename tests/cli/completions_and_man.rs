@@ -212,3 +212,50 @@ fn man_output_does_not_follow_a_planted_symlink() {
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 }
+
+/// rdmagen.1 has the sections man-pages(7) expects of a command that clap has no field
+/// for: EXIT STATUS (the three codes), ENVIRONMENT (the variables rdmagen reads) and
+/// FILES (the configuration file, both spellings, and the ownership record).
+#[test]
+fn the_man_page_has_exit_status_environment_and_files() {
+    let out = crate::support::rdmagen(&["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = crate::support::text(&out.stdout);
+    let sections: Vec<&str> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix(".SH "))
+        .collect();
+    for wanted in ["\"EXIT STATUS\"", "ENVIRONMENT", "FILES"] {
+        assert!(sections.contains(&wanted), "{sections:?}");
+    }
+    let exit = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+    for code in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR"] {
+        assert!(exit.contains(code), "{exit}");
+    }
+    for name in [
+        "\\fBCI\\fR",
+        "\\fBNO_COLOR\\fR",
+        "\\fB.rdmagen.yml\\fR",
+        ".rdmagen\\-owned",
+    ] {
+        assert!(page.contains(name), "{name}");
+    }
+    // man(1) reads it: no warning from groff's checks where groff is installed.
+    if let Ok(groff) = std::process::Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        use std::io::Write;
+        let mut groff = groff;
+        groff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let done = groff.wait_with_output().unwrap();
+        assert!(done.status.success());
+    }
+}

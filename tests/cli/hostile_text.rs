@@ -48,7 +48,7 @@ fn human_findings_escape_control_characters_in_messages() {
     );
     assert_eq!(
         text(&out.stderr),
-        "0 job(s) checked: 1 error, 0 warnings, 0 infos\nerror: 1 finding fail the run\n"
+        "1 job(s) checked: 1 error, 0 warnings, 0 infos\nerror: 1 finding fails the run\n"
     );
 }
 
@@ -423,7 +423,7 @@ fn names_the_api_server_refuses_fail_lint() {
         std::fs::write(dir.path().join("m.yaml"), &manifest).unwrap();
         let out = rdmagen_in(dir.path(), &["lint", "m.yaml", "--format", "brief"]);
         assert_eq!(text(&out.stdout), format!("{expected}\n"), "{manifest}");
-        assert_eq!(text(&out.stderr), "error: 1 finding fail the run\n");
+        assert_eq!(text(&out.stderr), "error: 1 finding fails the run\n");
         assert_eq!(out.status.code(), Some(1));
     }
 }

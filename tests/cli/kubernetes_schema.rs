@@ -56,7 +56,7 @@ fn assert_render_refused(input: &str, templates: &str, file: &str, message: &str
   | ^
   = RDG095: a rendered pod template, PersistentVolume or PersistentVolumeClaim does not match Kubernetes' own schema (source: crates/upstream/schemas/kubernetes/v1.33-core.json)
 
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
         )
     );

@@ -452,3 +452,95 @@ fn lint_judges_by_what_a_manifest_was_written_for_unless_a_flag_says_otherwise()
     let (rules, _) = lint(&oci, &["--platform", "generic"]);
     assert!(rules.contains(&"RDG047".to_owned()), "{rules:?}");
 }
+
+/// A pool that says mlx5_0 carries data (`managementNic: none`) renders an NCCL_IB_HCA
+/// listing it, and says so on the manifest (`rdmagen.io/management-nic`), so that lint
+/// does not doubt it (RDG043); without the annotation lint warns, and its advice is
+/// one a lint user can follow: the annotation, not only the pool's field.
+#[test]
+fn management_nic_decision_is_marked_for_lint() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = crate::support::write(
+        dir.path(),
+        "job.yaml",
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {name: j}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n---\napiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: p}\nspec:\n  gpu: {perNode: 8}\n  network:\n    fabric: ib\n    managementNic: none\n    hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]\n",
+    );
+    let out = rdmagen(&["render", &input]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rendered = text(&out.stdout);
+    assert!(
+        rendered.contains("    rdmagen.io/management-nic: none\n"),
+        "{rendered}"
+    );
+    let lint = |manifest: &str| {
+        let path = crate::support::write(dir.path(), "out.yaml", manifest);
+        let out = rdmagen(&["lint", "--format", "brief", &path]);
+        (out.status.code(), text(&out.stdout))
+    };
+    assert_eq!(lint(&rendered), (Some(0), String::new()));
+    let (status, stdout) = lint(&rendered.replace("    rdmagen.io/management-nic: none\n", ""));
+    assert_eq!(status, Some(0));
+    let warnings: Vec<&str> = stdout.lines().collect();
+    assert_eq!(warnings.len(), 2, "{stdout}");
+    for line in warnings {
+        assert!(
+            line.ends_with(
+                "warning[RDG043]: NCCL_IB_HCA includes mlx5_0, which is usually the management (TCP) NIC, not an RDMA data NIC; where it carries data, say so: `managementNic` in the Pool, or the annotation `rdmagen.io/management-nic: none` (or the real management NIC) on a manifest"
+            ),
+            "{line}"
+        );
+    }
+    // The annotation naming another NIC leaves mlx5_0 a data NIC; naming mlx5_0, a doubt.
+    let (_, stdout) = lint(&rendered.replace(
+        "rdmagen.io/management-nic: none",
+        "rdmagen.io/management-nic: mlx5_0",
+    ));
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+}
+
+/// `validate` of a file of four Jobs, one of which has an error, says four were
+/// checked: the one its error stopped is checked too.
+#[test]
+fn validate_counts_the_job_an_error_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |name: &str, gpus: u32| {
+        format!(
+            "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: {gpus}\n  script: t.py\n---\n"
+        )
+    };
+    let body = format!(
+        "{}{}{}{}apiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {{name: p}}\nspec:\n  gpu: {{perNode: 8}}\n  network:\n    fabric: ib\n    hcas: [mlx5_1, mlx5_2]\n",
+        job("a", 8),
+        job("b", 8),
+        job("c", 9),
+        job("d", 8)
+    );
+    let path = crate::support::write(dir.path(), "four.yaml", &body);
+    let out = rdmagen(&["validate", "--color", "never", &path]);
+    assert_eq!(out.status.code(), Some(1));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        all.contains("\n4 job(s) checked: 1 error, 0 warnings, 0 infos\n"),
+        "{all}"
+    );
+}
+
+/// LICENSE holds the Apache-2.0 text Cargo.toml names, and CHANGELOG.md and the
+/// README's versioning policy for `rdmagen/v1alpha1` exist.
+#[test]
+fn license_changelog_and_versioning_policy_exist() {
+    let license = std::fs::read_to_string(root().join("LICENSE")).unwrap();
+    assert!(license.contains("Apache License\n                        Version 2.0, January 2004"));
+    assert!(license.trim_end().ends_with("END OF TERMS AND CONDITIONS"));
+    let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(cargo.contains("license = \"Apache-2.0\""));
+    let changelog = std::fs::read_to_string(root().join("CHANGELOG.md")).unwrap();
+    assert!(changelog.starts_with("# Changelog\n"));
+    assert!(changelog.contains("\n## Unreleased\n"));
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let policy = readme
+        .split("### How `rdmagen/v1alpha1` will change\n")
+        .nth(1)
+        .expect("a versioning policy");
+    assert!(policy.contains("`rdmagen/v1beta1`"));
+}

@@ -455,3 +455,47 @@ fn rules_accepts_only_the_formats_it_has() {
         Some(0)
     );
 }
+
+/// A GitLab fingerprint is the finding's rule, file, object and field, not its line:
+/// lines added above every finding move each `lines.begin` and leave every
+/// fingerprint as it was, so a merge request shows no finding as fixed and new. Two
+/// findings of one rule at one field of two objects in a file keep apart.
+#[test]
+fn gitlab_fingerprints_survive_shifted_lines() {
+    let source = std::fs::read_to_string(crate::support::root().join(LONG_NAME)).unwrap();
+    // Two objects with the same findings, the second renamed.
+    let twice = format!(
+        "{source}\n---\n{}",
+        source.replacen("name: ", "name: other-", 1)
+    );
+    let report = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        crate::support::write(dir.path(), "deploy.yaml", text);
+        let run =
+            crate::support::rdmagen_in(dir.path(), &["lint", "deploy.yaml", "--format", "gitlab"]);
+        let issues: Value = serde_json::from_slice(&run.stdout).unwrap();
+        issues
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["fingerprint"].as_str().unwrap().to_owned(),
+                    i["location"]["lines"]["begin"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = report(&twice);
+    let after = report(&format!("# a comment\n# another\n{twice}"));
+    assert!(before.len() >= 2, "{before:?}");
+    assert_eq!(before.len(), after.len());
+    for ((fp, line), (fp_after, line_after)) in before.iter().zip(&after) {
+        assert_eq!(fp, fp_after);
+        assert_eq!(line + 2, *line_after);
+    }
+    let mut unique: Vec<&String> = before.iter().map(|(fp, _)| fp).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), before.len(), "{before:?}");
+}

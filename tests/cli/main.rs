@@ -1,5 +1,6 @@
 //! rdmagen's integration tests: one binary, one module per behaviour.
 
+mod action_majors;
 mod actionable_errors;
 mod attachments;
 mod bad_inputs;
@@ -32,8 +33,10 @@ mod packaging;
 mod pipes;
 mod pod_fields;
 mod pod_template;
+mod pre_commit;
 mod preflight;
 mod quick_schema;
+mod readme_install;
 mod real_clusters;
 mod render_options;
 mod resource_limits;

@@ -622,3 +622,22 @@ fn a_config_that_is_not_utf8_is_named_at_its_line_and_column() {
     assert_eq!(code, 0, "{err}");
     assert!(!out.is_empty());
 }
+
+/// `.rdmagen.yml` is read as `.rdmagen.yaml` is (kube-linter and hadolint accept both
+/// extensions); both in one directory is an error naming them, not a silent choice.
+#[test]
+fn the_yml_spelling_is_read_and_both_are_an_error() {
+    let (_keep, dir) = repo();
+    write(&dir, ".rdmagen.yml", "rules:\n  RDG020: off\n");
+    let (code, _, err) = run(&dir, &["validate", "job.yaml"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = run(&dir, &["config"]);
+    assert!(out.contains(".rdmagen.yml"), "{out}");
+    write(&dir, ".rdmagen.yaml", "rules:\n  RDG020: off\n");
+    let (code, _, err) = run(&dir, &["validate", "job.yaml"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err,
+        "error: .rdmagen.yml: both .rdmagen.yaml and .rdmagen.yml are here; keep one\n"
+    );
+}

@@ -64,7 +64,7 @@ fn a_template_that_never_ends_is_stopped_by_its_work_budget() {
             "error[RDG093]: rendered pytorchjob.yaml: pytorchjob.yaml.j2: engine ran out of fuel: the template did more than 1000000 units of work, the most one render may do (stopped at line 1); a loop that does not end or grows too fast?
 {AT_JOB}  = RDG093: a template failed to render (source: templates/)
 
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
         )
     );
@@ -84,7 +84,7 @@ fn a_template_that_writes_too_much_is_stopped_at_the_size_limit() {
             "error[RDG093]: rendered pytorchjob.yaml: pytorchjob.yaml.j2: failed to write output: the template wrote more than 1048576 bytes, the most one rendered file may hold
 {AT_JOB}  = RDG093: a template failed to render (source: templates/)
 
-error: 1 finding fail the run; nothing was written
+error: 1 finding fails the run; nothing was written
 "
         )
     );

@@ -67,8 +67,12 @@ impl fmt::Display for Error {
             } => {
                 write!(
                     f,
-                    "{errors} finding{} fail the run",
-                    if *errors == 1 { "" } else { "s" }
+                    "{errors} {} the run",
+                    if *errors == 1 {
+                        "finding fails"
+                    } else {
+                        "findings fail"
+                    }
                 )?;
                 if !hidden.is_empty() {
                     write!(f, " (counted by --deny-warnings: {})", hidden.join("; "))?;

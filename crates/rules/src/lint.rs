@@ -185,7 +185,7 @@ pub fn lint(
 /// Lint one file's text into `linted`; call [`Linted::finish`] after the last.
 pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
-    linted.facts = *facts;
+    linted.facts = facts.clone();
     linted.sources.add(name.clone(), text.clone());
     linted.suppressions.comments(&name, &text);
     // Each document is linted as it is read and dropped after, unless a Trainer

@@ -21,7 +21,7 @@ use crate::diagnostics::message::pointer_segment;
 
 /// What is known about the cluster a manifest is for. Unknown fields silence the rules
 /// that depend on them: lint never guesses a platform or an operator.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ManifestFacts {
     /// The training-operator version (`lint --operator`, or the pool's target).
     pub operator: Option<Version>,
@@ -29,6 +29,9 @@ pub struct ManifestFacts {
     pub platform: Option<Platform>,
     /// The Kubernetes version of the cluster (`lint --kubernetes`, or the pool's).
     pub kubernetes: Option<Version>,
+    /// The nodes' management NIC as its RDMA device name, or `none` when every RDMA
+    /// device carries data; unknown: mlx5_0, the usual one ([`MANAGEMENT_NIC_ANNOTATION`]).
+    pub management_nic: Option<String>,
 }
 
 /// The annotations of a manifest rdmagen wrote that say which cluster it was written
@@ -42,6 +45,10 @@ pub const TRAINER_ANNOTATION: &str = "rdmagen.io/trainer";
 pub const KUBERNETES_ANNOTATION: &str = "rdmagen.io/kubernetes";
 /// The mpi-operator release an MPIJob was written for.
 pub const MPI_OPERATOR_ANNOTATION: &str = "rdmagen.io/mpi-operator";
+/// The management NIC of the pool a manifest was written for, when the pool named one
+/// other than mlx5_0 (`none`: every RDMA device is a data NIC). RDG043 doubts an
+/// NCCL_IB_HCA that lists mlx5_0 unless this says mlx5_0 is not the management NIC.
+pub const MANAGEMENT_NIC_ANNOTATION: &str = "rdmagen.io/management-nic";
 
 /// The version an object's annotation `key` gives, when it gives one.
 pub fn written_version(object: &Value, key: &str) -> Option<crate::version::Version> {
@@ -62,7 +69,7 @@ impl ManifestFacts {
     /// was written with ([`PLATFORM_ANNOTATION`], [`OPERATOR_ANNOTATION`],
     /// [`KUBERNETES_ANNOTATION`]); a value no platform or version has is ignored, as if
     /// not written.
-    pub fn or_written(self, object: &Value) -> ManifestFacts {
+    pub fn or_written(&self, object: &Value) -> ManifestFacts {
         let annotations = &object["metadata"]["annotations"];
         let platform = self
             .platform
@@ -73,10 +80,21 @@ impl ManifestFacts {
         let kubernetes = self
             .kubernetes
             .or_else(|| written_version(object, KUBERNETES_ANNOTATION));
+        let management_nic = self.management_nic.clone().or_else(|| {
+            annotations[MANAGEMENT_NIC_ANNOTATION]
+                .as_str()
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                })
+                .map(str::to_owned)
+        });
         ManifestFacts {
             operator,
             platform,
             kubernetes,
+            management_nic,
         }
     }
 }
@@ -515,6 +533,7 @@ fn container_rdma(
     let env_facts = EnvFacts {
         rdma_on: rdma.is_some() || host_rdma,
         profile: facts.profile(),
+        management_nic: facts.management_nic.as_deref(),
         ..EnvFacts::default()
     };
     for (j, var) in c["env"]

@@ -427,7 +427,11 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
     if names.contains(&management) && !documented {
         out.push(problem(
             Rule::HcaManagementNic,
-            format!("NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC"),
+            format!(
+                "NCCL_IB_HCA includes {management}, which is usually the management (TCP) NIC, not an RDMA data NIC; \
+                 where it carries data, say so: `managementNic` in the Pool, or the annotation \
+                 `rdmagen.io/management-nic: none` (or the real management NIC) on a manifest"
+            ),
         ));
     }
     // NCCL compares names as prefixes (src/misc/utils.cc:218-222): without `=`, a

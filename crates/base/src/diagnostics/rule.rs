@@ -245,7 +245,7 @@ rules! {
         "Pool `hcas` are device names such as mlx5_1; NCCL_IB_HCA's `^`, `=` and `:port` syntax is produced by rdmagen, not written in the pool.";
     HcaManagementNic "RDG043" Warning false,
         "the RDMA device list includes the management NIC", SEED_CUBESTUDIO,
-        "mlx5_0 is usually the TCP management NIC; NCCL_IB_HCA lists only RDMA data NICs (8-GPU RoCE: mlx5_1..mlx5_8). If mlx5_0 carries data on these nodes, set the pool's `managementNic` to the real one.";
+        "mlx5_0 is usually the TCP management NIC; NCCL_IB_HCA lists only RDMA data NICs (8-GPU RoCE: mlx5_1..mlx5_8). If mlx5_0 carries data on these nodes, say which NIC manages them: in a Pool, `managementNic` (`none` when every RDMA device carries data); on a manifest `lint` reads, the annotation `rdmagen.io/management-nic` with the same value, which `render` writes when the pool names one.";
     HcaPrefixAmbiguous "RDG044" Warning false,
         "NCCL_IB_HCA names devices without `=`, so NCCL matches them as prefixes", NCCL_DOCS,
         "NCCL matches NCCL_IB_HCA names as prefixes unless the list starts with `=`: mlx5_1 also selects mlx5_10..mlx5_19, whether the list names them or not (a storage NIC, say). The NCCL docs recommend always adding the `=`. A bare Mellanox driver name (`mlx5`, `mlx4`) is not reported: it is meant as the prefix of every `mlx5_<k>`, the value for pods whose VF names are not predictable (RDG178).";
