@@ -19,6 +19,7 @@ mod hostile_text;
 mod inputs;
 mod kubernetes_schema;
 mod kueue;
+mod launcher_local_rank;
 mod lint_and_report;
 mod lint_targets;
 mod machine_formats;
