@@ -208,11 +208,31 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         }
         Launcher::Mpirun => unreachable!("returned above"),
         Launcher::None => match &spec.command {
-            Some(command) => (
-                command.clone(),
-                None,
-                "launcher: none runs `command` as given, one process per pod".to_owned(),
-            ),
+            Some(command) => {
+                // Seed 001: CCE injects its NCCL variables into PID 1, "由 PID 1 创建的子进程
+                // 会继承这些变量，但通过 sh 启动的进程可能无法继承" (children of PID 1
+                // inherit them, processes started through sh may not): what lint says of
+                // the manifest (rules/manifest.rs, RDG035), said at render and validate.
+                let first = command.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+                if ctx.profile.injects_into_pid1
+                    && matches!(first, Some("sh" | "bash" | "dash" | "zsh"))
+                    && command.iter().any(|w| w == "-c")
+                {
+                    ctx.report(
+                        Rule::ShellWrapper,
+                        format!(
+                            "processes started through `sh -c` may not inherit the NCCL variables {} injects into PID 1",
+                            ctx.profile.title
+                        ),
+                        &[Seg::Key("spec"), Seg::Key("command")],
+                    );
+                }
+                (
+                    command.clone(),
+                    None,
+                    "launcher: none runs `command` as given, one process per pod".to_owned(),
+                )
+            }
             None => (
                 ["python".to_owned(), spec.script.clone().unwrap_or_default()]
                     .into_iter()

@@ -40,6 +40,7 @@ mod resource_limits;
 mod rule_config;
 mod rules;
 mod schemas;
+mod seed_fidelity;
 mod smoke_test;
 mod snapshots;
 mod support;
