@@ -499,8 +499,10 @@ fn dpkg_line(obs: &mut Observations, t: &str, at: &Location) -> bool {
     if dpkg::is_header(t) {
         return true;
     }
-    let Some((state, package)) = dpkg::row(t) else {
-        return false;
+    let (state, package) = match (dpkg::row(t), dpkg::not_found(t)) {
+        (Some(row), _) => row,
+        (None, Some(package)) => (dpkg::NOT_FOUND, package),
+        (None, None) => return false,
     };
     obs.dpkg
         .get_or_insert_with(BTreeMap::new)

@@ -36,6 +36,7 @@ pub fn dockerfile(
     let mut family = None;
     let mut installed: Vec<String> = Vec::new();
     let mut first_from = None;
+    let mut runtime_base = false;
     for (line, word, rest) in &steps {
         match word.as_str() {
             "FROM" => {
@@ -45,6 +46,8 @@ pub fn dockerfile(
                     .unwrap_or_default();
                 family = family.or_else(|| base_image::family_of(image));
                 first_from.get_or_insert(*line);
+                // The last stage is the image that runs.
+                runtime_base = base_image::has_rdma_runtime(image);
             }
             "ENV" => {
                 for (var, value) in env_pairs(rest) {
@@ -62,27 +65,60 @@ pub fn dockerfile(
         }
     }
     let family = family.unwrap_or(Family::Apt);
-    // Judged against what NCCL needs at run time (verbs, the device providers and their
-    // libraries), not seed 000's list of eight: that list adds infiniband-diags and
-    // perftest, tools for checking the fabric by hand, without which training runs
-    // just as well. Every set `rdmagen dockerfile` writes contains the runtime set.
-    let missing: Vec<&str> = packages(family, PackageSet::Runtime)
+    let missing: Vec<&str> = packages(family, required_set(profile))
         .iter()
         .copied()
+        .filter(|p| !(runtime_base && packages(family, PackageSet::Runtime).contains(p)))
         .filter(|p| !installed.iter().any(|w| is_package(w, p, family)))
         .collect();
-    if !missing.is_empty() {
+    let runtime = packages(family, PackageSet::Runtime);
+    let (needed, tools): (Vec<&str>, Vec<&str>) = missing.iter().partition(|p| runtime.contains(p));
+    let mut parts = Vec::new();
+    if !needed.is_empty() {
+        parts.push(format!(
+            "{} ({} names), which NCCL needs to use RDMA; unless the base image has them, NCCL finds no verbs device and falls back to sockets",
+            needed.join(", "),
+            family.name()
+        ));
+    }
+    if !tools.is_empty() {
+        parts.push(format!(
+            "{}, which {} requires in a custom image with RDMA (seed 000's list of eight, the one its `dpkg -l` check names): tools for checking the fabric by hand",
+            tools.join(", "),
+            profile.title
+        ));
+    }
+    if !parts.is_empty() {
         findings.at(
             Rule::ImageMissingPackages,
             format!(
-                "no install line in this Dockerfile installs {} ({} names), which NCCL needs to use RDMA; unless the base image has them, NCCL finds no verbs device and falls back to sockets",
-                missing.join(", "),
-                family.name()
+                "no install line in this Dockerfile installs {}",
+                parts.join("; nor ")
             ),
             at(first_from.unwrap_or(1)),
         );
     }
     true
+}
+
+/// The packages a Dockerfile must install for `profile`: one list, the one `--dpkg`
+/// holds a capture to as well on that platform.
+///
+/// On AIStudio, seed 000's eight: "若使用自定义镜像并启用 RDMA（如 InfiniBand 或 RoCE
+/// 网络），请确保镜像包含以下依赖" (a custom image with RDMA must contain these), the
+/// list of its `dpkg -l` check, infiniband-diags and perftest among them. Elsewhere what
+/// NCCL needs at run time (verbs, the device providers and their libraries): the two
+/// tools check the fabric by hand, and training runs just as well without them. Every
+/// set `rdmagen dockerfile` writes contains the runtime set; `--set seed` the eight.
+pub fn required_set(profile: &'static Profile) -> PackageSet {
+    if std::ptr::eq(
+        profile,
+        crate::platform::profile(crate::platform::Platform::Aistudio),
+    ) {
+        PackageSet::Seed
+    } else {
+        PackageSet::Runtime
+    }
 }
 
 fn env_finding(
@@ -265,7 +301,8 @@ pub fn dpkg_capture(name: &Arc<str>, text: &str, findings: &mut Findings) {
     };
     let mut status = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
-        if let Some((state, package)) = dpkg::row(line) {
+        let row = dpkg::row(line).or_else(|| dpkg::not_found(line).map(|p| (dpkg::NOT_FOUND, p)));
+        if let Some((state, package)) = row {
             status.insert(package.to_owned(), (state.to_owned(), at(i + 1)));
         }
     }

@@ -65,6 +65,14 @@ pub struct JobSpec {
     /// Training script run by the launcher.
     #[serde(default)]
     pub script: Option<String>,
+    /// How the script learns its local rank: `env` (only the LOCAL_RANK variable,
+    /// what torchrun gives), or the argument it declares, `--local_rank` (what
+    /// torch.distributed.launch passes before PyTorch 2.0; Swin-Transformer's main.py
+    /// requires it) or `--local-rank` (the same launcher from 2.0). rdmagen then
+    /// passes exactly that form, whichever launcher and PyTorch run the script.
+    /// Unset: what the launcher passes (plan/launcher.rs).
+    #[serde(default)]
+    pub local_rank: Option<LocalRank>,
     /// Arguments of the script.
     #[serde(default)]
     #[schemars(with = "Vec<ScalarString>")]
@@ -274,6 +282,31 @@ pub enum Launcher {
     /// An MPIJob (the pool's `target.mpiOperator`): its launcher runs `mpirun` with
     /// `command` (or `python <script> <args>`) once per GPU of every node.
     Mpirun,
+}
+
+/// The form in which a training script reads its local rank (`spec.localRank`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum LocalRank {
+    /// Only the LOCAL_RANK variable; the script declares no local-rank argument.
+    #[serde(rename = "env")]
+    Env,
+    /// A `--local_rank` argument (torch.distributed.launch before PyTorch 2.0).
+    #[serde(rename = "--local_rank")]
+    Underscore,
+    /// A `--local-rank` argument (torch.distributed.launch from PyTorch 2.0).
+    #[serde(rename = "--local-rank")]
+    Hyphen,
+}
+
+impl LocalRank {
+    /// The argument the script declares, if any.
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            LocalRank::Env => None,
+            LocalRank::Underscore => Some("--local_rank"),
+            LocalRank::Hyphen => Some("--local-rank"),
+        }
+    }
 }
 
 /// How a job's MPIJob runs `mpirun` (with `launcher: mpirun`).

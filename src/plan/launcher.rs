@@ -17,7 +17,7 @@
 
 use crate::diagnostics::Rule;
 use crate::kubeflow::operator::OperatorGeneration;
-use crate::model::job::Launcher;
+use crate::model::job::{Launcher, LocalRank};
 use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
 
@@ -65,9 +65,42 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         };
     }
     let gpus = spec.gpus_per_node.to_string();
-    let script = spec.script.clone().unwrap_or_default();
-    let args = spec.args.iter().cloned();
-    let exec_note = if ctx.profile.injects_into_pid1 {
+    let local_rank = local_rank(ctx, launcher);
+    // With a local-rank argument the script runs under a shell the launcher starts
+    // without python (`--no_python`), which adds the one form it declares from
+    // LOCAL_RANK; the script's name and arguments reach it as $0 and "$@", so
+    // nothing in them is read by the shell.
+    let (no_python, script, args): (Vec<String>, String, Vec<String>) =
+        match local_rank.and_then(LocalRank::flag) {
+            Some(flag) => (
+                vec!["--no_python".to_owned()],
+                "sh".to_owned(),
+                [
+                    "-c".to_owned(),
+                    format!("exec python \"$0\" {flag}=\"$LOCAL_RANK\" \"$@\""),
+                    spec.script.clone().unwrap_or_default(),
+                ]
+                .into_iter()
+                .chain(spec.args.iter().cloned())
+                .collect(),
+            ),
+            None => (
+                Vec::new(),
+                spec.script.clone().unwrap_or_default(),
+                spec.args.clone(),
+            ),
+        };
+    // The legacy launcher passes its own local-rank argument unless `--use_env`.
+    let use_env: Vec<String> = if local_rank.is_some() {
+        vec!["--use_env".to_owned()]
+    } else {
+        Vec::new()
+    };
+    let args = args.into_iter();
+    let wrapped = local_rank.and_then(LocalRank::flag).is_some();
+    let exec_note = if wrapped {
+        "; exec form: the launcher is PID 1, and the shell it starts for each process inherits its environment".to_owned()
+    } else if ctx.profile.injects_into_pid1 {
         format!(
             "; exec form, so the launcher inherits what {} injects into PID 1",
             ctx.profile.title
@@ -95,8 +128,9 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
 
     let (command, nproc, reason): (Vec<String>, Option<String>, String) = match launcher {
         Launcher::Torchrun if generation == Some(OperatorGeneration::Pet) => (
-            ["torchrun".to_owned(), script]
-                .into_iter()
+            std::iter::once("torchrun".to_owned())
+                .chain(no_python.clone())
+                .chain([script])
                 .chain(args)
                 .collect(),
             Some(gpus.clone()),
@@ -112,6 +146,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         Launcher::Torchrun => (
             std::iter::once("torchrun".to_owned())
                 .chain(pod_world_flags)
+                .chain(no_python.clone())
                 .chain([script])
                 .chain(args)
                 .collect(),
@@ -138,7 +173,9 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
                 ["python", "-m", "torch.distributed.launch"]
                     .map(str::to_owned)
                     .into_iter()
+                    .chain(use_env.clone())
                     .chain(flags)
+                    .chain(no_python.clone())
                     .chain([script])
                     .chain(args)
                     .collect(),
@@ -157,7 +194,9 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
             let fixed = ["python", "-m", "torch.distributed.launch"]
                 .map(str::to_owned)
                 .into_iter()
+                .chain(use_env.clone())
                 .chain(pod_world_flags)
+                .chain(no_python.clone())
                 .chain([script]);
             (
                 fixed.chain(args).collect(),
@@ -169,13 +208,33 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         }
         Launcher::Mpirun => unreachable!("returned above"),
         Launcher::None => match &spec.command {
-            Some(command) => (
-                command.clone(),
-                None,
-                "launcher: none runs `command` as given, one process per pod".to_owned(),
-            ),
+            Some(command) => {
+                // Seed 001: CCE injects its NCCL variables into PID 1, "由 PID 1 创建的子进程
+                // 会继承这些变量，但通过 sh 启动的进程可能无法继承" (children of PID 1
+                // inherit them, processes started through sh may not): what lint says of
+                // the manifest (rules/manifest.rs, RDG035), said at render and validate.
+                let first = command.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+                if ctx.profile.injects_into_pid1
+                    && matches!(first, Some("sh" | "bash" | "dash" | "zsh"))
+                    && command.iter().any(|w| w == "-c")
+                {
+                    ctx.report(
+                        Rule::ShellWrapper,
+                        format!(
+                            "processes started through `sh -c` may not inherit the NCCL variables {} injects into PID 1",
+                            ctx.profile.title
+                        ),
+                        &[Seg::Key("spec"), Seg::Key("command")],
+                    );
+                }
+                (
+                    command.clone(),
+                    None,
+                    "launcher: none runs `command` as given, one process per pod".to_owned(),
+                )
+            }
             None => (
-                ["python".to_owned(), script]
+                ["python".to_owned(), spec.script.clone().unwrap_or_default()]
                     .into_iter()
                     .chain(args)
                     .collect(),
@@ -189,4 +248,75 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Launch {
         command,
         nproc_per_node: nproc,
     }
+}
+
+/// What the launcher tells the script of its local rank, recorded as a decision, and
+/// the form the job says its script reads (`spec.localRank`), if it says one.
+///
+/// torchrun passes no argument, only LOCAL_RANK (its parser has no use_env, so
+/// torch/distributed/run.py get_use_env is true); torch.distributed.launch appends
+/// `--local_rank=N` before PyTorch 2.0 (v1.13.1 run.py config_from_args) and
+/// `--local-rank=N` from 2.0 (v2.0.0, the same function), unless `--use_env`. Seed 001
+/// runs Swin-Transformer's main.py, which declares `--local_rank` required, under the
+/// legacy launcher: under torchrun, or the legacy launcher of PyTorch 2.0, it exits at
+/// argument parsing on every rank.
+fn local_rank(ctx: &mut Ctx<'_>, launcher: Launcher) -> Option<LocalRank> {
+    let stated = ctx.job.value.spec.local_rank;
+    let passes = match launcher {
+        Launcher::Torchrun => {
+            "torchrun passes the script no local-rank argument, only the LOCAL_RANK variable"
+        }
+        Launcher::Legacy => {
+            "python -m torch.distributed.launch passes the script `--local_rank=N` before PyTorch 2.0 and `--local-rank=N` from 2.0 (torch/distributed/run.py config_from_args), and LOCAL_RANK"
+        }
+        Launcher::None | Launcher::Mpirun => {
+            if stated.is_some() {
+                ctx.report(
+                    Rule::CommandConflict,
+                    "`localRank` says how a launcher's script reads its rank; with this launcher rdmagen starts no script launcher to pass it",
+                    &[Seg::Key("spec"), Seg::Key("localRank")],
+                );
+            }
+            return None;
+        }
+    };
+    let (value, reason) = match stated.and_then(LocalRank::flag) {
+        Some(flag) => (
+            flag.to_owned(),
+            format!(
+                "the job says its script declares {flag}; {passes}, so rdmagen starts the script through `sh -c` with --no_python{}, which passes {flag}=$LOCAL_RANK and nothing else, on every PyTorch",
+                if launcher == Launcher::Legacy {
+                    " and --use_env"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        None if stated == Some(LocalRank::Env) => (
+            "LOCAL_RANK".to_owned(),
+            format!(
+                "the job says its script reads only LOCAL_RANK; {passes}{}",
+                if launcher == Launcher::Legacy {
+                    "; --use_env stops the argument"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        None => {
+            if launcher == Launcher::Legacy {
+                ctx.report(
+                    Rule::LaunchLocalRank,
+                    "python -m torch.distributed.launch passes the script `--local_rank=N` before PyTorch 2.0 and `--local-rank=N` from 2.0; a script that declares only one exits at argument parsing on the other: say which it reads (`localRank`)",
+                    &[Seg::Key("spec"), Seg::Key("launcher")],
+                );
+            }
+            (
+                "(what the launcher passes)".to_owned(),
+                format!("{passes}; the job does not say which form its script reads (`localRank`)"),
+            )
+        }
+    };
+    ctx.decisions.record("local rank", value, reason);
+    stated
 }

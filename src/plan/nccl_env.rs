@@ -150,6 +150,8 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         fabric: Some(fabric),
         profile: Some(ctx.profile),
         management_nic: Some(net.management_device()),
+        management_nic_in_pod: net.management_device() != "none"
+            && net.attachment.is_none_or(|mode| mode.host_device_names()),
         trainer: ctx.target.trainer().is_some(),
     };
     let mut env: BTreeMap<String, EnvValue> = env

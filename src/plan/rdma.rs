@@ -69,11 +69,12 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
             0,
             "rdma: auto and the job is one node: NCCL keeps its traffic inside the node, and RDMA training needs at least 2 nodes (seed 001); `rdma: on` forces it".to_owned(),
         ),
-        RdmaRequest::Auto if profile.auto_rdma == AutoRdma::WholeNodes && gpus < per_node => {
+        RdmaRequest::Auto if gpus < profile.auto_rdma.on_from(per_node) => {
+            let from = profile.auto_rdma.on_from(per_node);
             ctx.report(
                 Rule::PlatformSocketsPartialNode,
                 format!(
-                    "the job spans {nodes} nodes on {gpus} of {per_node} GPUs each, and {} turns RDMA off below a whole node: NCCL goes over sockets (TCP) between the nodes; `rdma: on` forces RDMA, which the platform warns can cause communication problems over RoCE",
+                    "the job spans {nodes} nodes on {gpus} of {per_node} GPUs each, and {} turns RDMA off below {from} GPUs: NCCL goes over sockets (TCP) between the nodes; `rdma: on` forces RDMA, which the platform warns can cause communication problems over RoCE",
                     profile.title
                 ),
                 &[Seg::Key("spec"), Seg::Key("gpusPerNode")],
@@ -82,7 +83,7 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
                 false,
                 0,
                 format!(
-                    "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; {} turns RDMA on for whole nodes only (on at {per_node} GPUs, off below)",
+                    "rdma: auto and the job takes {gpus} of {per_node} GPUs per node; {} turns RDMA on from {from} GPUs per pod, off below (seed 000: on at 8, off below 8; a whole node where a node has fewer)",
                     profile.title
                 ),
             )
@@ -95,8 +96,9 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
                 fabric.name(),
                 match profile.auto_rdma {
                     AutoRdma::WholeNodes => format!(
-                        " on whole nodes ({gpus} of {per_node} GPUs; {} turns RDMA on for whole nodes)",
-                        profile.title
+                        " on {gpus} of {per_node} GPUs each ({} turns RDMA on from {} GPUs per pod: seed 000, on at 8, off below 8)",
+                        profile.title,
+                        profile.auto_rdma.on_from(per_node)
                     ),
                     AutoRdma::MultiNode => format!(
                         " ({} platform: on for every multi-node job on an RDMA fabric)",
@@ -148,13 +150,17 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Rdma {
         ),
     };
 
-    if on && fabric == Fabric::Roce && gpus < per_node && profile.auto_rdma == AutoRdma::WholeNodes
+    if on
+        && fabric == Fabric::Roce
+        && profile.auto_rdma == AutoRdma::WholeNodes
+        && gpus < profile.auto_rdma.on_from(per_node)
     {
         ctx.report(
             Rule::RocePartialNode,
             format!(
-                "RDMA is forced on over RoCE for {gpus} of {per_node} GPUs per node; {} turns it off below a whole node and warns this can cause communication problems",
-                profile.title
+                "RDMA is forced on over RoCE for {gpus} of {per_node} GPUs per node; {} turns it off below {} GPUs and warns this can cause communication problems",
+                profile.title,
+                profile.auto_rdma.on_from(per_node)
             ),
             &AT,
         );

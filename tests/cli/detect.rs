@@ -1236,3 +1236,30 @@ fn the_capture_commands_take_the_topology() {
     let modules: Vec<String> = obs.modules.unwrap().into_keys().collect();
     assert_eq!(modules, ["nvidia"], "{captured}");
 }
+
+/// Issue 29: perftest is one of seed 000's two tools, which NCCL does not need, so a
+/// node without it is no failure; and the line its own capture command prints for it
+/// (`dpkg -l` with `2>&1`: "dpkg-query: no packages found matching perftest") is read,
+/// not reported as unreadable.
+#[test]
+fn a_missing_perftest_is_a_warning_read_from_dpkg_querys_own_line() {
+    let text = std::fs::read_to_string(crate::support::root().join("tests/diag/roce-host.txt"))
+        .unwrap()
+        .replace(
+            "ii  perftest                44.0-2         amd64        package",
+            "dpkg-query: no packages found matching perftest",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("capture.txt");
+    std::fs::write(&file, text).unwrap();
+    let d = capture(file.to_str().unwrap());
+    assert_eq!(d.code, 0, "{:?}", d.findings);
+    assert!(has(&d, "RDG233", 48), "{:?}", d.findings);
+    assert!(
+        d.findings
+            .iter()
+            .all(|(r, _)| r != "RDG100" && r != "RDG082"),
+        "{:?}",
+        d.findings
+    );
+}

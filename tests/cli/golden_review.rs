@@ -350,7 +350,7 @@ fn json_and_github_formats() {
     let (_, stdout, _) = check(dir.path(), &["--format", "github"]);
     assert!(
         stdout.starts_with(&format!(
-            "::error file={}/{FILE},line=49,",
+            "::error file={}/{FILE},line=53,",
             dir.path().display()
         )),
         "{stdout}"

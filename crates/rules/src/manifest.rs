@@ -614,6 +614,22 @@ fn command(out: &mut Out, c: &Value, at: &str, nproc: Option<i64>, facts: &Manif
     if facts.generation() == Some(OperatorGeneration::PodWorld) {
         old_operator_launch(out, &words, &line, at);
     }
+    // torch.distributed.launch appends `--local_rank=N` to the script's arguments
+    // before PyTorch 2.0 and `--local-rank=N` from 2.0 (torch/distributed/run.py
+    // config_from_args at v1.13.1 and v2.0.0) unless --use_env: a script declaring one
+    // form exits on the other (seed 001's Swin-Transformer main.py requires
+    // --local_rank). A `sh -c` script is one word, read whole.
+    if words.iter().any(|w| w.contains("torch.distributed.launch"))
+        && !words
+            .iter()
+            .any(|w| w.contains("--use_env") || w.contains("--use-env"))
+    {
+        out.push(
+            Rule::LaunchLocalRank,
+            "torch.distributed.launch passes the script `--local_rank=N` before PyTorch 2.0 and `--local-rank=N` from 2.0 (torchrun passes neither, only LOCAL_RANK): a script that declares one form exits at argument parsing under the other; check which the image's PyTorch and the script use, or pass --use_env and LOCAL_RANK",
+            format!("{at}/command"),
+        );
+    }
     // Without an (effective) nprocPerNode, torch.distributed.launch fed from
     // $(WORLD_SIZE) and $(RANK) is the correct form on both operator generations
     // (real-clusters.md §1); it only merits a note when PET_* would do the job.

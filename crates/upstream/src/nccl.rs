@@ -14,6 +14,33 @@ use crate::version::Version;
 /// v2.21.5-1 src/transport/net_ib.cc:80; 0 before).
 pub const DYNAMIC_GID_NCCL: Version = Version::new(2, 21);
 
+/// The first NCCL that reads NCCL_IB_TC=-1 as "not set" (its default there, then the
+/// communicator's traffic class or 0: v2.26.2-1 src/transport/net_ib.cc:102, 1344).
+/// Before, the default is 0 (v2.25.1-1 net_ib.cc:96) and the value goes as it is into
+/// the 8-bit GRH traffic class (:1103): -1 is class 255.
+pub const TC_UNSET_NCCL: Version = Version::new(2, 26);
+
+/// The queue pairs one connection keeps, whatever it merges: NCCL_IB_MAX_QPS
+/// (v2.30.7-1 src/transport/net_ib/common.h:172, the arrays at :344, 347).
+pub const MAX_QPS: i64 = 128;
+
+/// How many devices NCCL merges at most into one NIC (NCCL_IB_MAX_DEVS_PER_NIC),
+/// each with NCCL_IB_QPS_PER_CONNECTION queue pairs (v2.30.7-1 connect.cc:885-887):
+/// no merging before 2.20 (v2.19.3-1 net_ib.cc:650, nqps = the setting), 2 from 2.20
+/// (v2.20.5-1 net_ib.cc:45), 4 from 2.24 (v2.24.3-1 net_ib.cc:45), 8 from 2.30
+/// (v2.30.7-1 common.h:58 = NCCL_NET_MAX_DEVS_PER_NIC_V12, net_v12.h:11).
+pub fn max_merged_devices(nccl: Version) -> i64 {
+    if nccl >= Version::new(2, 30) {
+        8
+    } else if nccl >= Version::new(2, 24) {
+        4
+    } else if nccl >= Version::new(2, 20) {
+        2
+    } else {
+        1
+    }
+}
+
 /// The first NCCL with the PAT algorithm (env.rst, NCCL_ALGO); an older NCCL
 /// refuses the `PAT` token at init.
 pub const PAT_NCCL: Version = Version::new(2, 23);
@@ -49,6 +76,10 @@ pub struct EnvFacts<'a> {
     pub profile: Option<&'static Profile>,
     /// The management NIC, never a data NIC (seed 001: usually mlx5_0).
     pub management_nic: Option<&'a str>,
+    /// The pool says the pod sees its management NIC under the host's name (a pool,
+    /// not `lint`; not a pod that has only its rails' devices): then a prefix that
+    /// matches it selects it.
+    pub management_nic_in_pod: bool,
     /// The oldest NCCL the pool's images have (`target.nccl`), when known (not in
     /// `lint`): a form newer than it fails on the images that have only that one.
     pub nccl: Option<Version>,
@@ -256,13 +287,39 @@ fn newer_than(name: &str, v: &str, floor: Version) -> Vec<Finding> {
             ),
         ));
     }
+    // An error, not a warning: 2.20 hands -1 to ibv_query_gid as the index
+    // (v2.20.5-1 src/transport/net_ib.cc:838, 1028, under NCCLCHECK), which fails, and
+    // so does every connection the job makes.
     if name == "NCCL_IB_GID_INDEX" && v == "-1" && floor < DYNAMIC_GID_NCCL {
         out.push(problem(
             Rule::GidNeedsNewerNccl,
             format!(
-                "NCCL_IB_GID_INDEX=-1 asks for dynamic GID selection, which NCCL has from 2.21 (its default there, v2.21.5-1 src/transport/net_ib.cc:80); {images}, and one before 2.21 passes -1 to ibv_query_gid as the index, so connection setup fails; set the RoCE v2 IPv4 index (`rdmagen detect` finds it)"
+                "NCCL_IB_GID_INDEX=-1 asks for dynamic GID selection, which NCCL has from 2.21 (its default there, v2.21.5-1 src/transport/net_ib.cc:80); {images}, and one before 2.21 passes -1 to ibv_query_gid as the index (v2.20.5-1 net_ib.cc:838), so connection setup fails; set the RoCE v2 IPv4 index (`rdmagen detect` finds it)"
             ),
         ));
+    }
+    if name == "NCCL_IB_TC" && v == "-1" && floor < TC_UNSET_NCCL {
+        out.push(problem(
+            Rule::NcclTcUnsetBefore226,
+            format!(
+                "NCCL_IB_TC=-1 means \"not set\" only from NCCL 2.26 (v2.26.2-1 src/transport/net_ib.cc:102); {images}, and one before 2.26 writes it into the 8-bit traffic class (v2.25.1-1 net_ib.cc:1103): class 255, DSCP 63; leave NCCL_IB_TC out or give the class the switches expect"
+            ),
+        ));
+    }
+    if name == "NCCL_IB_QPS_PER_CONNECTION"
+        && let Ok(qps) = v.parse::<i64>()
+    {
+        let devices = max_merged_devices(floor);
+        if qps * devices > MAX_QPS && qps <= MAX_QPS {
+            out.push(problem(
+                Rule::NcclQpsOverflow,
+                format!(
+                    "NCCL_IB_QPS_PER_CONNECTION={qps}: NCCL {floor} merges up to {devices} devices into one NIC and opens {qps} queue pairs on each, {} in all, into arrays of {MAX_QPS} (v2.30.7-1 src/transport/net_ib/connect.cc:885-887, common.h:172) with no check; {images}; at most {} fits every NIC it can merge",
+                    qps * devices,
+                    MAX_QPS / devices
+                ),
+            ));
+        }
     }
     out
 }
@@ -433,6 +490,25 @@ fn hca_hazards(v: &str, facts: &EnvFacts<'_>) -> Vec<Finding> {
                  `rdmagen.io/management-nic: none` (or the real management NIC) on a manifest"
             ),
         ));
+    } else if !exact
+        && facts.management_nic_in_pod
+        && let Some(prefix) = facts
+            .management_nic
+            .and_then(|nic| names.iter().find(|n| nic.starts_with(**n) && **n != nic))
+    {
+        // A bare driver name (`mlx5`) is meant as every `mlx5_<k>`, which on a node
+        // whose management NIC is an mlx5 device includes it (seed 001: mlx5_0 is the
+        // TCP NIC). Only said where the pool names the management NIC: in lint, or in
+        // a pod that sees only its own VFs, nothing says mlx5_0 is there.
+        out.push(problem(
+            Rule::HcaManagementNic,
+            format!(
+                "NCCL_IB_HCA=`{}`: NCCL matches `{}` as a prefix, so it also selects {}, the pool's management (TCP) NIC; list the data NICs with `=`",
+                shown(v),
+                shown(prefix),
+                shown(management)
+            ),
+        ));
     }
     // NCCL compares names as prefixes (src/misc/utils.cc:218-222): without `=`, a
     // name ending in a digit also selects the devices whose names continue it
@@ -601,6 +677,83 @@ mod tests {
             [Rule::DebugOnlyVariable],
             "no floor known: nothing to hold it to"
         );
+    }
+
+    /// Issue 29, item 6: each version-aware rule against the release it turns on, and
+    /// as today where no version is known.
+    #[test]
+    fn traffic_class_and_queue_pairs_by_version() {
+        let on = |nccl: Option<(u32, u32)>, name: &str, value: &str| -> Vec<Rule> {
+            let facts = EnvFacts {
+                nccl: nccl.map(|(a, b)| Version::new(a, b)),
+                ..EnvFacts::default()
+            };
+            check(name, value, &facts)
+                .into_iter()
+                .map(|f| f.rule)
+                .collect()
+        };
+        // -1 is class 255 before 2.26 (v2.25.1-1 net_ib.cc:96, 1103), unset from it.
+        assert_eq!(
+            on(Some((2, 25)), "NCCL_IB_TC", "-1"),
+            [Rule::NcclTcUnsetBefore226]
+        );
+        assert!(on(Some((2, 26)), "NCCL_IB_TC", "-1").is_empty());
+        assert!(on(None, "NCCL_IB_TC", "-1").is_empty(), "as today");
+        assert!(on(Some((2, 19)), "NCCL_IB_TC", "106").is_empty());
+        // QPs × merged devices ≤ 128: 1, 2, 4, 8 devices from 2.19, 2.20, 2.24, 2.30.
+        for (nccl, fits, overflows) in [
+            ((2, 19), "128", None),
+            ((2, 20), "64", Some("65")),
+            ((2, 23), "64", Some("65")),
+            ((2, 24), "32", Some("33")),
+            ((2, 30), "16", Some("17")),
+        ] {
+            let q = "NCCL_IB_QPS_PER_CONNECTION";
+            assert!(on(Some(nccl), q, fits).is_empty(), "{nccl:?} {fits}");
+            if let Some(v) = overflows {
+                assert_eq!(on(Some(nccl), q, v), [Rule::NcclQpsOverflow], "{nccl:?}");
+            }
+        }
+        assert!(
+            on(None, "NCCL_IB_QPS_PER_CONNECTION", "128").is_empty(),
+            "as today"
+        );
+        assert_eq!(
+            on(Some((2, 30)), "NCCL_IB_QPS_PER_CONNECTION", "129"),
+            [Rule::NcclValueRange],
+            "out of range is the range's finding alone"
+        );
+        // Seed 001's 8 fits every release.
+        assert!(on(Some((2, 30)), "NCCL_IB_QPS_PER_CONNECTION", "8").is_empty());
+    }
+
+    /// `NCCL_IB_HCA=mlx5` never warns about `mlx50..mlx59` (no such device); where the
+    /// pool says the pod sees its management NIC, the prefix selects it too.
+    #[test]
+    fn a_driver_prefix_selects_the_pools_management_nic() {
+        let pool = EnvFacts {
+            management_nic: Some("mlx5_0"),
+            management_nic_in_pod: true,
+            ..EnvFacts::default()
+        };
+        let found = check("NCCL_IB_HCA", "mlx5", &pool);
+        let found: Vec<_> = found.iter().map(|f| (f.rule, f.message.as_str())).collect();
+        assert_eq!(
+            found,
+            [(
+                Rule::HcaManagementNic,
+                "NCCL_IB_HCA=`mlx5`: NCCL matches `mlx5` as a prefix, so it also selects mlx5_0, the pool's management (TCP) NIC; list the data NICs with `=`"
+            )]
+        );
+        assert!(rules("NCCL_IB_HCA", "mlx5").is_empty(), "lint: no pool");
+        let vfs_only = EnvFacts {
+            management_nic_in_pod: false,
+            ..pool
+        };
+        assert!(check("NCCL_IB_HCA", "mlx5", &vfs_only).is_empty());
+        assert!(check("NCCL_IB_HCA", "=mlx5_1,mlx5_2", &pool).is_empty());
+        assert!(check("NCCL_IB_HCA", "^mlx5", &pool).is_empty());
     }
 
     #[test]

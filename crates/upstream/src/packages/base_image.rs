@@ -47,6 +47,15 @@ fn describe(c: char) -> String {
 /// The package family of a base image, from its name and tag. NGC images
 /// (nvcr.io/nvidia/...) and pytorch/pytorch are Ubuntu-based unless the tag names
 /// another distribution (e.g. cuda:12.4.0-devel-rockylinux8).
+/// Whether the image is one of NVIDIA's NGC PyTorch images, which ship the RDMA user
+/// space NCCL loads (rdma-core's libibverbs, librdmacm, libibumad and the mlx5
+/// provider, with HPC-X) beside torch and NCCL: the image rdmagen's smoke test runs
+/// and the README calls complete. It has no perftest or infiniband-diags.
+pub fn has_rdma_runtime(image: &str) -> bool {
+    let name = image.split(['@', ':']).next().unwrap_or_default();
+    name.eq_ignore_ascii_case("nvcr.io/nvidia/pytorch")
+}
+
 pub fn family_of(image: &str) -> Option<Family> {
     let lower = image.to_ascii_lowercase();
     let without_digest = lower.split('@').next().unwrap_or_default();

@@ -17,6 +17,19 @@ pub fn row(line: &str) -> Option<(&str, &str)> {
     is_state.then(|| (state, package.split(':').next().unwrap_or(package)))
 }
 
+/// The package of dpkg-query's `dpkg-query: no packages found matching perftest`, which
+/// `dpkg -l NAME...` prints (on stderr: rdmagen's capture command takes both streams)
+/// for a name it has never seen: that package is not installed.
+pub fn not_found(line: &str) -> Option<&str> {
+    line.trim()
+        .strip_prefix("dpkg-query: no packages found matching ")
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.contains(char::is_whitespace))
+}
+
+/// The state `check_installed` is handed for a package dpkg-query says it never saw.
+pub const NOT_FOUND: &str = "no packages found";
+
 /// Lines of the dpkg -l header, which carry no package.
 pub fn is_header(line: &str) -> bool {
     let t = line.trim_start();
@@ -31,19 +44,37 @@ pub fn check_installed(
     missing_at: Option<&Location>,
     findings: &mut Findings,
 ) {
+    let runtime = packages(Family::Apt, PackageSet::Runtime);
     for package in packages(Family::Apt, PackageSet::Seed) {
+        // Seed 000's two tools (infiniband-diags, perftest) check the fabric by hand;
+        // NCCL trains without them, so their absence does not fail the check.
+        let (rule, tool) = if runtime.contains(package) {
+            (Rule::DpkgNotInstalled, "")
+        } else {
+            (
+                Rule::DpkgToolMissing,
+                ": a tool for checking the fabric by hand, which NCCL does not need",
+            )
+        };
         match status.get(*package) {
             Some((state, _)) if state == "ii" => {}
+            Some((state, at)) if state == NOT_FOUND => findings.at(
+                rule,
+                format!(
+                    "{package} is not installed (dpkg-query: no packages found matching it){tool}"
+                ),
+                at.clone(),
+            ),
             Some((state, at)) => findings.at(
-                Rule::DpkgNotInstalled,
-                format!("{package} is `{state}`, not installed (`ii`)"),
+                rule,
+                format!("{package} is `{state}`, not installed (`ii`){tool}"),
                 at.clone(),
             ),
             None => {
                 if let Some(at) = missing_at {
                     findings.at(
-                        Rule::DpkgNotInstalled,
-                        format!("{package} is not in the dpkg -l capture: not installed"),
+                        rule,
+                        format!("{package} is not in the dpkg -l capture: not installed{tool}"),
                         at.clone(),
                     );
                 }

@@ -88,8 +88,28 @@ impl Shape {
 pub enum AutoRdma {
     /// On for every multi-node job.
     MultiNode,
-    /// On only when the job takes whole nodes (AIStudio: on at 8 GPUs, off below).
+    /// On from 8 GPUs per pod, off below (AIStudio), or from a whole node where a
+    /// node has fewer: [`AutoRdma::on_from`].
     WholeNodes,
+}
+
+/// The GPUs per pod from which AIStudio turns RDMA on. Seed 000: "RDMA 配置在规格为
+/// 8 卡时自动开启、小于 8 卡时自动关闭" (on automatically for an 8-GPU spec, off below
+/// 8) and "RoCE 网络下使用小于 8 卡规格时若开启 RDMA 配置，可能会造成通信问题" (RDMA on
+/// below 8 GPUs over RoCE may cause communication problems). The spec is the job's,
+/// not the node's: an 8-GPU job on a 16-GPU node gets RDMA.
+pub const WHOLE_NODE_RDMA_GPUS: u32 = 8;
+
+impl AutoRdma {
+    /// The GPUs per pod from which `rdma: auto` turns RDMA on, on nodes of `per_node`
+    /// GPUs: 8 on AIStudio (seed 000), a whole node where a node has fewer than 8 (the
+    /// seed's specs stop at 8; rdmagen's decision for smaller nodes); 1 for MultiNode.
+    pub fn on_from(self, per_node: u32) -> u32 {
+        match self {
+            AutoRdma::MultiNode => 1,
+            AutoRdma::WholeNodes => per_node.min(WHOLE_NODE_RDMA_GPUS),
+        }
+    }
 }
 
 pub fn profile(platform: Platform) -> &'static Profile {
