@@ -156,9 +156,9 @@ fn refused_template_stderr(also: &str) -> String {
     for message in lost {
         out.push_str(&format!(
             "error[RDG092]: rendered pytorchjob.yaml: {message}
- --> jobs/job.yaml:4:1
+ --> jobs/job.yaml:8:1
   |
-4 | apiVersion: rdmagen/v1alpha1
+8 | apiVersion: rdmagen/v1alpha1
   | ^
   = RDG092: the rendered manifest does not carry a value the plan decided (source: src/verify/mod.rs)
 
@@ -230,22 +230,23 @@ fn a_template_that_drops_rdma_is_refused_however_rdg092_is_waived() {
     let annotated = "metadata: {name: swin-large, namespace: default, annotations: {rdmagen.io/ignore: \"RDG092 the template is ours\"}}";
     let commented = "kind: Job # rdmagen: ignore=RDG092 the template is ours";
     for (edited, line, text_at) in [
-        (job.replace(metadata, annotated), 6, annotated),
-        (job.replace("kind: Job", commented), 5, commented),
+        (job.replace(metadata, annotated), 10, annotated),
+        (job.replace("kind: Job", commented), 9, commented),
     ] {
         assert_ne!(edited, job);
         std::fs::write(repo.join("jobs/job.yaml"), &edited).unwrap();
-        let column = if line == 6 { 64 } else { 11 };
+        let column = if line == 10 { 64 } else { 11 };
         let warning = format!(
             "warning[RDG132]: RDG092 cannot be suppressed here: {FIXED}
- --> jobs/job.yaml:{line}:{column}
-  |
+{gutter}--> jobs/job.yaml:{line}:{column}
+{gutter} |
 {line} | {text_at}
-  | {pad}^
-  = RDG132: a suppression names no rule rdmagen has, or one that cannot be suppressed (source: README.md)
+{gutter} | {pad}^
+{gutter} = RDG132: a suppression names no rule rdmagen has, or one that cannot be suppressed (source: README.md)
 
 ",
-            pad = " ".repeat(column - 1)
+            pad = " ".repeat(column - 1),
+            gutter = " ".repeat(line.to_string().len()),
         );
         let out = render(&[]);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));

@@ -228,6 +228,7 @@ spec:
   target operator = unknown: pool `a100-roce-dev` sets no target.operator and the generic platform has no default; the launcher uses the form both operator generations run
   target nccl = unknown: pool `a100-roce-dev` sets no target.nccl
   rdma = off: rdma: auto and the job is one node: NCCL keeps its traffic inside the node, and RDMA training needs at least 2 nodes (seed 001); `rdma: on` forces it
+  local rank = (what the launcher passes): torchrun passes the script no local-rank argument, only the LOCAL_RANK variable; the job does not say which form its script reads (`localRank`)
   command = torchrun --nproc_per_node=4 --nnodes=$(WORLD_SIZE) --node_rank=$(RANK) --master_addr=$(MASTER_ADDR) --master_port=$(MASTER_PORT) t.py\u{1b}[2J\n::add-mask::x: the target operator's version is unknown: with nprocPerNode unset, every generation sets WORLD_SIZE to the pod count and RANK to the pod index, so these flags are right on all of them; Kubernetes expands $(VAR) from the container's env; nprocPerNode unset; exec form, no shell in between
   env NCCL_IB_DISABLE = 1: RDMA is off: NCCL uses sockets, stated explicitly
   env NCCL_SOCKET_IFNAME = eth0: the pool's bootstrap interface

@@ -1048,9 +1048,11 @@ mod tests {
 
     #[test]
     fn legacy_launcher_notes_follow_the_effective_nproc_per_node() {
+        // --use_env: the script reads LOCAL_RANK, so RDG230 (the local-rank argument's
+        // spelling) has nothing to say and only the nproc_per_node rules speak.
         let pod = serde_json::json!({"containers": [{
             "name": "pytorch", "image": "i",
-            "command": ["python", "-m", "torch.distributed.launch", "--nnodes", "$(WORLD_SIZE)", "t.py"],
+            "command": ["python", "-m", "torch.distributed.launch", "--use_env", "--nnodes", "$(WORLD_SIZE)", "t.py"],
         }]});
         let unset = job(serde_json::json!({}), pod.clone());
         assert!(rules(&unset, &ManifestFacts::default()).is_empty());
