@@ -87,7 +87,13 @@ fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
     let mut aside = name.to_owned();
     aside.push(format!(".rdmagen-{}.tmp", std::process::id()));
     let aside = path.with_file_name(aside);
-    std::fs::write(&aside, bytes)
+    // create_new: whatever already has that name (a symlink planted there included) is
+    // neither followed nor, on failure, removed; only the file made here is.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&aside)?;
+    std::io::Write::write_all(&mut file, bytes)
         .and_then(|()| std::fs::rename(&aside, path))
         .inspect_err(|_| {
             // Best effort: the error that ends the run is the write's or the rename's.
@@ -405,4 +411,38 @@ fn size(bytes: u64) -> String {
         }
     }
     format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_replacing;
+    use std::os::unix::fs::symlink;
+
+    /// The chart is written beside its path first: a symlink waiting under that name is
+    /// neither followed nor removed, and a symlink at the path itself is refused.
+    #[test]
+    fn the_chart_never_writes_through_or_removes_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let chart = dir.path().join("chart.svg");
+        let aside = dir
+            .path()
+            .join(format!("chart.svg.rdmagen-{}.tmp", std::process::id()));
+        symlink(&victim, &aside).unwrap();
+        assert!(write_replacing(&chart, b"<svg/>").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(aside.symlink_metadata().unwrap().file_type().is_symlink());
+        assert!(!chart.exists());
+
+        std::fs::remove_file(&aside).unwrap();
+        symlink(&victim, &chart).unwrap();
+        assert!(write_replacing(&chart, b"<svg/>").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+
+        std::fs::remove_file(&chart).unwrap();
+        write_replacing(&chart, b"<svg/>").unwrap();
+        assert_eq!(std::fs::read(&chart).unwrap(), b"<svg/>");
+        assert!(!aside.exists());
+    }
 }
