@@ -32,16 +32,34 @@ pub(super) struct ReadFile {
     pub(super) text: Option<Arc<str>>,
     /// Of the whole text, to tell that the file is still what was read here.
     pub(super) fingerprint: Fingerprint,
+    /// The jobs that loaded, without their parsed trees (the second pass parses them
+    /// again): keeping every job's tree between the passes cost 17 KB a job.
+    pub(super) jobs: Vec<JobIdentity>,
+    /// What most files hold none of; `None` then. Every file's result is held until
+    /// the last file is read, and at 50 000 files of one job their empty lists and
+    /// maps (176 bytes a file) were most of the first pass's peak.
+    pub(super) extras: Option<Box<FileExtras>>,
+}
+
+/// What a file holds besides its jobs.
+#[derive(Default)]
+pub(super) struct FileExtras {
     /// What parsing and the schema checks found.
     pub(super) findings: Findings,
     pub(super) pools: Vec<(usize, Loaded<PoolDocument>)>,
     pub(super) failed_pools: Vec<Option<String>>,
-    /// The jobs that loaded, without their parsed trees (the second pass parses them
-    /// again): keeping every job's tree between the passes cost 17 KB a job.
-    pub(super) jobs: Vec<JobIdentity>,
     /// Its `# rdmagen: ignore=` comments and its documents' `rdmagen.io/ignore`
     /// annotations.
     pub(super) suppressions: Suppressions,
+}
+
+impl FileExtras {
+    fn is_empty(&self) -> bool {
+        self.findings.is_blank()
+            && self.pools.is_empty()
+            && self.failed_pools.is_empty()
+            && self.suppressions.is_empty()
+    }
 }
 
 /// What the first pass keeps of a job that loaded: where it is and what it is called.
@@ -163,15 +181,18 @@ fn parse_one(name: Arc<str>, text: String, pools_only: bool, keep_text: bool) ->
     for (_, pool) in &docs.pools {
         annotate(&mut suppressions, &pool.value.metadata, &pool.doc);
     }
+    let extras = FileExtras {
+        findings,
+        pools: docs.pools,
+        failed_pools: docs.failed_pools,
+        suppressions,
+    };
     ReadFile {
         name,
         fingerprint: Fingerprint::of(text.as_bytes()),
         text: keep_text.then_some(text),
-        findings,
-        pools: docs.pools,
-        failed_pools: docs.failed_pools,
         jobs,
-        suppressions,
+        extras: (!extras.is_empty()).then(|| Box::new(extras)),
     }
 }
 

@@ -140,18 +140,22 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
     let mut jobs = Vec::with_capacity(count);
     for (file, read) in read.into_iter().enumerate() {
         let read = *read;
-        if file < named {
-            wanted.extend(
-                read.pools
-                    .iter()
-                    .map(|(_, p)| p.value.metadata.name.clone()),
-            );
-        }
         wanted.extend(read.jobs.iter().map(|j| j.pool.clone()));
-        total.findings.extend(read.findings);
-        suppressions.extend(read.suppressions);
-        pools.failed_to_load(&read.name, read.failed_pools);
-        definitions.extend(read.pools.into_iter().map(|(d, p)| ((file, d), p)));
+        if let Some(extras) = read.extras {
+            let extras = *extras;
+            if file < named {
+                wanted.extend(
+                    extras
+                        .pools
+                        .iter()
+                        .map(|(_, p)| p.value.metadata.name.clone()),
+                );
+            }
+            total.findings.extend(extras.findings);
+            suppressions.extend(extras.suppressions);
+            pools.failed_to_load(&read.name, extras.failed_pools);
+            definitions.extend(extras.pools.into_iter().map(|(d, p)| ((file, d), p)));
+        }
         for job in read.jobs {
             names.push((job.key, (file, job.index), job.at));
             jobs.push(JobToRead {
@@ -183,7 +187,7 @@ pub fn run_with(request: &Request, sink: &dyn Sink, explain: bool) -> Result<Out
         explain,
     };
     let runtimes = runtimes::Runtimes::plan(writer, &mut pools, &wanted, &mut total);
-    let placement = Placement::of(names.iter().map(|(key, ..)| key.clone()).collect());
+    let placement = Placement::of(names.iter().map(|(key, ..)| key));
     duplicate_names(names, &mut total.findings);
 
     // Pass 2: every job resolved, rendered, verified and handed to the sink.

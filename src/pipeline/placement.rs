@@ -28,12 +28,14 @@ pub(super) struct Placement {
 }
 
 impl Placement {
-    /// The placement of jobs with these keys, in any order.
-    pub(super) fn of(mut keys: Vec<Key>) -> Self {
+    /// The placement of jobs with these keys, in any order. Sorted by reference: a
+    /// copy of every key was 4 MB at 50 000 jobs, at the first pass's peak.
+    pub(super) fn of<'k>(keys: impl IntoIterator<Item = &'k Key>) -> Self {
+        let mut keys: Vec<&Key> = keys.into_iter().collect();
         keys.sort_unstable();
         let mut placement = Placement::default();
         for pair in keys.windows(2) {
-            let ((a, a_ns), (b, b_ns)) = (&pair[0], &pair[1]);
+            let ((a, a_ns), (b, b_ns)) = (pair[0], pair[1]);
             if a != b {
                 continue;
             }
@@ -88,7 +90,7 @@ mod tests {
 
     #[test]
     fn a_name_in_two_namespaces_gets_a_directory_per_namespace() {
-        let p = Placement::of(vec![
+        let p = Placement::of(&[
             key("train", Some("team-b")),
             key("eval", Some("team-a")),
             key("train", Some("team-a")),
@@ -104,7 +106,7 @@ mod tests {
 
     #[test]
     fn one_name_twice_in_one_namespace_is_a_duplicate_not_a_shared_name() {
-        let p = Placement::of(vec![
+        let p = Placement::of(&[
             key("train", Some("team-a")),
             key("train", Some("team-a")),
             key("eval", None),

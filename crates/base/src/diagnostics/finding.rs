@@ -136,6 +136,12 @@ impl Findings {
         self.items.is_empty()
     }
 
+    /// No finding, and nothing the policy noted (used suppressions, hidden findings):
+    /// dropping it loses nothing.
+    pub fn is_blank(&self) -> bool {
+        self.items.is_empty() && self.used_suppressions.is_empty() && self.hidden.is_empty()
+    }
+
     pub fn extend(&mut self, other: Findings) {
         self.items.extend(other.items);
         self.used_suppressions.extend(other.used_suppressions);

@@ -394,6 +394,10 @@ pub struct Suppressions {
 }
 
 impl Suppressions {
+    pub fn is_empty(&self) -> bool {
+        self.by_file.is_empty() && self.everywhere.is_empty() && self.problems.is_empty()
+    }
+
     /// The `# rdmagen: ignore=RDG080,RDG081 reason` comments of a YAML file (YAML
     /// inputs, manifests): a `#` at the start of a line or after a space or tab, as in
     /// YAML, and never one inside a quoted or block scalar, which is data.
