@@ -42,7 +42,6 @@ pub(super) struct ReadFile {
 }
 
 /// What a file holds besides its jobs.
-#[derive(Default)]
 pub(super) struct FileExtras {
     /// What parsing and the schema checks found.
     pub(super) findings: Findings,
