@@ -404,17 +404,20 @@ impl<'de> Deserialize<'de> for GidIndex {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SchedulerSpec {
-    /// schedulerName of the pods, e.g. volcano; or `kueue`, which queues and admits
-    /// jobs for the default scheduler (no schedulerName is written).
+    /// schedulerName of the pods, e.g. volcano or kai-scheduler (NVIDIA's KAI
+    /// scheduler); or `kueue`, which queues and admits jobs for the default scheduler
+    /// (no schedulerName is written).
     pub name: String,
     /// The queue. Volcano: written to runPolicy.schedulingPolicy.queue (read by the
     /// operator under gang scheduling) and to the pods' `scheduling.volcano.sh/queue-name`
     /// annotation (read by Volcano without it). Kueue: the LocalQueue, as the job
-    /// object's `kueue.x-k8s.io/queue-name` label (never on its pods).
+    /// object's `kueue.x-k8s.io/queue-name` label (never on its pods). KAI: the job
+    /// object's `kai.scheduler/queue` label.
     #[serde(default)]
     pub queue: Option<String>,
-    /// Kueue topology-aware scheduling: every pod of a replica type (a pod set) in one
-    /// domain of this topology level, a node label.
+    /// Topology-aware scheduling. Kueue: every pod of a replica type (a pod set) in one
+    /// domain of this topology level, a node label. KAI: every pod of the job in one
+    /// domain of a level of the KAI Topology `name`.
     #[serde(default)]
     pub topology: Option<TopologyRequest>,
     /// Kueue: whether its integration for the job's kind is enabled in the cluster's
@@ -424,10 +427,16 @@ pub struct SchedulerSpec {
     pub job_integration: Option<bool>,
 }
 
-/// A Kueue topology request for each pod set: one of `required` and `preferred`.
+/// A topology request: one of `required` and `preferred`; for KAI, also the Topology
+/// whose levels they name.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TopologyRequest {
+    /// KAI only: the name of the cluster's Topology object (kai.scheduler/v1alpha1),
+    /// written as the job's `kai.scheduler/topology` annotation. Kueue takes its
+    /// Topology from the ResourceFlavor instead.
+    #[serde(default)]
+    pub name: Option<String>,
     /// All pods of the pod set in one domain of this level (a node label), or not
     /// admitted.
     #[serde(default)]
@@ -446,5 +455,23 @@ impl SchedulerSpec {
     /// Whether the pool's pods are scheduled by Volcano.
     pub fn is_volcano(&self) -> bool {
         self.name.eq_ignore_ascii_case("volcano")
+    }
+
+    /// Whether the pool's pods are scheduled by NVIDIA's KAI scheduler: its default
+    /// schedulerName (a cluster that renamed it is a scheduler rdmagen does not know).
+    pub fn is_kai(&self) -> bool {
+        self.name == crate::kai::SCHEDULER_NAME
+    }
+
+    /// The queue as Volcano reads it (runPolicy.schedulingPolicy.queue and the pods'
+    /// annotation): the pool's queue, unless Kueue or KAI reads it from a label of the
+    /// job object instead.
+    pub fn volcano_queue(&self) -> Option<&str> {
+        self.queue.as_deref().filter(|_| self.reads_volcano_queue())
+    }
+
+    /// Whether a queue goes where Volcano reads it: not on Kueue or KAI.
+    pub fn reads_volcano_queue(&self) -> bool {
+        !self.is_kueue() && !self.is_kai()
     }
 }

@@ -67,6 +67,22 @@ pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
             at.clone(),
         );
     }
+    if scheduler
+        .topology
+        .as_ref()
+        .is_some_and(|t| t.name.is_some())
+    {
+        findings.at(
+            Rule::InputShape,
+            "scheduler.topology.name is KAI's: Kueue takes the Topology from the ResourceFlavor the ClusterQueue admits the job with, and reads only the level on each pod set",
+            pool.doc.locate(&[
+                Seg::Key("spec"),
+                Seg::Key("scheduler"),
+                Seg::Key("topology"),
+                Seg::Key("name"),
+            ]),
+        );
+    }
     let off = match scheduler.job_integration {
         Some(false) => "the pool says it is off (scheduler.jobIntegration: false)",
         _ => {
@@ -119,10 +135,12 @@ pub fn pod_metadata(
         TopologyRequest {
             required: Some(level),
             preferred: None,
+            ..
         } => (REQUIRED_TOPOLOGY, level, "all in one domain"),
         TopologyRequest {
             required: None,
             preferred: Some(level),
+            ..
         } => (
             PREFERRED_TOPOLOGY,
             level,

@@ -7,6 +7,7 @@ mod decision;
 pub mod defaults;
 mod hca;
 mod image_build;
+mod kai;
 mod kueue;
 mod launcher;
 pub mod mpi;

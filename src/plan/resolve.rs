@@ -140,6 +140,7 @@ pub fn resolve(
     );
     let mut labels: BTreeMap<String, String> = ctx.inputs.label_values();
     crate::plan::kueue::object_labels(&mut ctx, &mut labels);
+    crate::plan::kai::object_metadata(&mut ctx, &mut labels, &mut annotations);
 
     Plan {
         name: meta.name.clone(),
@@ -237,16 +238,16 @@ fn gang_priority(ctx: &mut Ctx<'_>, asked: Option<String>, on_volcano: bool) -> 
 fn run_policy(ctx: &mut Ctx<'_>) -> RunPolicyPlan {
     let asked = ctx.job.value.spec.run_policy.clone().unwrap_or_default();
     let asked_scheduling = asked.scheduling_policy.unwrap_or_default();
-    // A Kueue pool's queue is a LocalQueue, the job object's label (`kueue`), not
-    // Volcano's.
+    // A Kueue pool's queue is a LocalQueue and a KAI pool's a KAI queue, each the job
+    // object's label (`kueue`, `kai`), not Volcano's.
     let pool_queue = ctx
         .pool
         .value
         .spec
         .scheduler
         .as_ref()
-        .filter(|s| !s.is_kueue())
-        .and_then(|s| s.queue.clone());
+        .and_then(|s| s.volcano_queue())
+        .map(str::to_owned);
     let gang = ctx.target.gang_scheduling;
     let where_read = match (ctx.target.trainer(), gang) {
         (None, _) if mpi::wanted(ctx) => {
@@ -392,6 +393,7 @@ fn managed_by(ctx: &mut Ctx<'_>, asked: Option<String>) -> Option<String> {
 /// Checks of a pool that do not depend on any job; run once per pool.
 pub fn check_pool(pool: &Loaded<PoolDocument>, findings: &mut Findings) {
     crate::plan::kueue::check_pool(pool, findings);
+    crate::plan::kai::check_pool(pool, findings);
     let net = &pool.value.spec.network;
     let at = |field: &str| {
         pool.doc

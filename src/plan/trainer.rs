@@ -229,12 +229,13 @@ pub fn runtime(
         );
     }
     let mut jobset_annotations = BTreeMap::new();
-    // A Kueue pool's queue is the TrainJob's label (plan::kueue), not Volcano's.
+    // A Kueue or KAI pool's queue is the TrainJob's label (plan::kueue, plan::kai),
+    // not Volcano's.
     let volcano_queue = spec
         .scheduler
         .as_ref()
-        .filter(|s| !s.is_kueue())
-        .and_then(|s| s.queue.clone());
+        .and_then(|s| s.volcano_queue())
+        .map(str::to_owned);
     if let Some(queue) = volcano_queue {
         decisions.record(
             "queue",
@@ -390,7 +391,7 @@ pub fn mpi_runtime(
         .scheduling_policy
         .as_ref()
         .and_then(|s| s.queue.clone())
-        .filter(|_| scheduler.is_some_and(|s| !s.is_kueue()))
+        .filter(|_| scheduler.is_some_and(|s| s.reads_volcano_queue()))
     {
         jobset_annotations.insert(VOLCANO_QUEUE.to_owned(), queue);
     }

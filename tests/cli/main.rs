@@ -19,6 +19,7 @@ mod golden;
 mod golden_review;
 mod hostile_text;
 mod inputs;
+mod kai;
 mod kubernetes_schema;
 mod kueue;
 mod launcher_local_rank;

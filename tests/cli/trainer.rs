@@ -326,6 +326,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         ("trainer-v2.1-ib/", 1),
         ("trainer-v2-sriov-rails/", 3),
         ("kueue-topology/", 3),
+        ("kai-topology/", 3),
         ("smoke/h100-trainer-roce/", 3),
         ("smoke/a100-trainer-hdr-ib/", 1),
         ("trainer-v2-mpi-nccl-tests/", 3),
@@ -381,7 +382,7 @@ fn lint_and_render_judge_every_golden_trainjob_by_the_same_pod() {
         assert_eq!(found, Vec::<String>::new(), "{path}");
         judged.push(path);
     }
-    assert_eq!(judged.len(), 14, "{judged:?}");
+    assert_eq!(judged.len(), 15, "{judged:?}");
 }
 
 /// A runtime of a narrower shape is named after its pool with a suffix, and the name
