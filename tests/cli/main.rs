@@ -14,6 +14,7 @@ mod determinism;
 mod diff_output;
 mod direct_path;
 mod dockerfile;
+mod editor_modelines;
 mod edits_during_a_run;
 mod golden;
 mod golden_review;
