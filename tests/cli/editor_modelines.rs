@@ -141,12 +141,16 @@ fn the_modeline_check_refuses_a_document_without_its_own() {
         message(run(only_top).unwrap_err()),
         "t.yaml:3: a Job document opens with no modeline"
     );
-    let wrong = format!("{pool}---\n# yaml-language-server: $schema=../../schemas/pool.schema.json\nkind: Job\n");
+    let wrong = format!(
+        "{pool}---\n# yaml-language-server: $schema=../../schemas/pool.schema.json\nkind: Job\n"
+    );
     assert_eq!(
         message(run(wrong).unwrap_err()),
         "t.yaml:3: a Job document names ../../schemas/pool.schema.json, not schemas/job.schema.json"
     );
-    let right = format!("{pool}---\n# yaml-language-server: $schema=../../schemas/job.schema.json\nkind: Job\n");
+    let right = format!(
+        "{pool}---\n# yaml-language-server: $schema=../../schemas/job.schema.json\nkind: Job\n"
+    );
     assert_eq!(run(right).unwrap(), 2);
 }
 
@@ -210,7 +214,10 @@ impl LanguageServer {
             json!({"processId": std::process::id(), "rootUri": null, "capabilities": {}}),
         );
         let reply = server.wait_for(|m| m["id"] == id && m.get("method").is_none());
-        assert_eq!(reply["result"]["serverInfo"]["version"], "1.25.0", "{reply}");
+        assert_eq!(
+            reply["result"]["serverInfo"]["version"], "1.25.0",
+            "{reply}"
+        );
         server.notify("initialized", json!({}));
         server
     }
@@ -338,13 +345,26 @@ fn yaml_language_server_checks_every_document() {
 
     let mixed = format!("{pool_line}{POOL}---\n{job_line}{typo}");
     let found = server.diagnostics(&beside.join("mixed-typo.yaml"), &mixed);
-    let typo_line = mixed.lines().position(|l| l.contains("gpusPerNod:")).unwrap();
+    let typo_line = mixed
+        .lines()
+        .position(|l| l.contains("gpusPerNod:"))
+        .unwrap();
     let second = mixed.lines().position(|l| l == "---").unwrap();
     assert!(!found.is_empty(), "no diagnostic for the typo");
     for diagnostic in &found {
         let line = diagnostic["range"]["start"]["line"].as_u64().unwrap() as usize;
-        assert!(line > second, "a diagnostic in the first document: {diagnostic}");
-        assert_eq!(diagnostic["data"]["schemaUri"][0], format!("file://{}", root().join("schemas/job.schema.json").display()), "{diagnostic}");
+        assert!(
+            line > second,
+            "a diagnostic in the first document: {diagnostic}"
+        );
+        assert_eq!(
+            diagnostic["data"]["schemaUri"][0],
+            format!(
+                "file://{}",
+                root().join("schemas/job.schema.json").display()
+            ),
+            "{diagnostic}"
+        );
     }
     let on_typo: Vec<&Value> = found
         .iter()
@@ -356,7 +376,11 @@ fn yaml_language_server_checks_every_document() {
 
     let top_only = format!("{pool_line}{POOL}---\n{typo}");
     let found = server.diagnostics(&beside.join("top-only.yaml"), &top_only);
-    assert_eq!(found, Vec::<Value>::new(), "one modeline checks the first document only");
+    assert_eq!(
+        found,
+        Vec::<Value>::new(),
+        "one modeline checks the first document only"
+    );
 
     let clean = format!("{pool_line}{POOL}---\n{job_line}{JOB}");
     let found = server.diagnostics(&beside.join("mixed-clean.yaml"), &clean);
@@ -364,11 +388,23 @@ fn yaml_language_server_checks_every_document() {
 
     for file in example_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        assert_eq!(server.diagnostics(&file, &text), Vec::<Value>::new(), "{}", file.display());
+        assert_eq!(
+            server.diagnostics(&file, &text),
+            Vec::<Value>::new(),
+            "{}",
+            file.display()
+        );
     }
     // Whole documents only: the snippet that shows the modelines elides its fields.
-    for (first, body) in readme_snippets().into_iter().filter(|(_, b)| !b.contains("# ...")) {
+    for (first, body) in readme_snippets()
+        .into_iter()
+        .filter(|(_, b)| !b.contains("# ..."))
+    {
         let path = beside.join(format!("readme-{first}.yaml"));
-        assert_eq!(server.diagnostics(&path, &body), Vec::<Value>::new(), "README.md:{first}");
+        assert_eq!(
+            server.diagnostics(&path, &body),
+            Vec::<Value>::new(),
+            "README.md:{first}"
+        );
     }
 }

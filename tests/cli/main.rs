@@ -41,6 +41,7 @@ mod quick_schema;
 mod readme_install;
 mod real_clusters;
 mod render_options;
+mod renderers;
 mod resource_limits;
 mod rule_config;
 mod rules;

@@ -8,6 +8,7 @@
 // same in every layer.
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 
+pub mod krm;
 pub mod kubeflow;
 pub mod kubernetes;
 pub mod kueue;
