@@ -139,14 +139,14 @@ fn the_modeline_check_refuses_a_document_without_its_own() {
     let message = |e: Box<dyn std::any::Any + Send>| *e.downcast::<String>().unwrap();
     assert_eq!(
         message(run(only_top).unwrap_err()),
-        "t.yaml:3: a Job document opens with no modeline"
+        "t.yaml:4: a Job document opens with no modeline"
     );
     let wrong = format!(
         "{pool}---\n# yaml-language-server: $schema=../../schemas/pool.schema.json\nkind: Job\n"
     );
     assert_eq!(
         message(run(wrong).unwrap_err()),
-        "t.yaml:3: a Job document names ../../schemas/pool.schema.json, not schemas/job.schema.json"
+        "t.yaml:4: a Job document names ../../schemas/pool.schema.json, not schemas/job.schema.json"
     );
     let right = format!(
         "{pool}---\n# yaml-language-server: $schema=../../schemas/job.schema.json\nkind: Job\n"

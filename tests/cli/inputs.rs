@@ -3,8 +3,7 @@
 //! kubectl-shaped mistakes on the command line (`-o yaml`, `explain RDG999`).
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{rdmagen, rdmagen_in, root, text, with_stdin};
 
