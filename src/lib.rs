@@ -18,7 +18,9 @@
 // `crate::diagnostics`); each is its own crate so that it cannot import upward.
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 pub use rdmagen_rules as rules;
-pub use rdmagen_upstream::{kai, kubeflow, kubernetes, kueue, multus, nccl, packages, platform};
+pub use rdmagen_upstream::{
+    kai, krm, kubeflow, kubernetes, kueue, multus, nccl, packages, platform,
+};
 
 pub mod cli;
 pub mod detect;

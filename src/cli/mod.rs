@@ -9,6 +9,7 @@ mod diff;
 mod dockerfile;
 mod exit;
 mod input_args;
+mod krm;
 mod lint;
 mod man;
 mod nccl_log;
@@ -84,6 +85,9 @@ pub enum Command {
     SmokeTest(smoke_test::SmokeTestArgs),
     /// Check existing PyTorchJob manifests against every rule a manifest alone can show.
     Lint(lint::LintArgs),
+    /// Lint as a kustomize KRM function: read a ResourceList on stdin, write it back
+    /// with a result per finding (exit 1 when one is an error).
+    Krm(krm::KrmArgs),
     /// Compare two manifest files or directories, line by line and structurally.
     Diff(diff::DiffArgs),
     /// Write a Pool from what a node says (show_gids, ibstat, ibv_devinfo, rdma link, dpkg -l,
@@ -175,7 +179,9 @@ pub fn run(
         err: &mut err,
         terminal,
     };
+    let mut args = args.into_iter().peekable();
     let parsed = Cli::command()
+        .bin_name(bin_name(args.peek()))
         .try_get_matches_from(args)
         .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
     let inert = |command: &Command, format: Option<Format>| {
@@ -236,6 +242,22 @@ pub fn run(
     exit::code(&ended)
 }
 
+/// The name rdmagen goes by when installed as a kubectl plugin: kubectl runs the
+/// executable `kubectl-NAME` on PATH for `kubectl NAME ...`, with the words after NAME
+/// as its arguments (k8s.io/kubectl@v0.34.3 pkg/cmd/cmd.go:259-277
+/// `HandlePluginCommand`, pkg/cmd/plugin/plugin.go:63 the `kubectl` prefix).
+pub const KUBECTL_PLUGIN: &str = "kubectl-rdmagen";
+
+/// What usage lines and help call the program: `kubectl rdmagen` when it was run as
+/// [`KUBECTL_PLUGIN`] (by kubectl or by that name), else `rdmagen`.
+fn bin_name(argv0: Option<&OsString>) -> &'static str {
+    let stem = argv0.and_then(|a| Path::new(a).file_stem());
+    match stem.is_some_and(|s| s == KUBECTL_PLUGIN) {
+        true => "kubectl rdmagen",
+        false => "rdmagen",
+    }
+}
+
 impl Command {
     /// Whether stdout and stderr carry text for people, which on GitHub Actions is made
     /// inert ([`ci_log`]). A stream is data when it carries a manifest, a Dockerfile,
@@ -249,7 +271,11 @@ impl Command {
                 // Without -o the product is YAML; with it, stdout says what was done.
                 Command::Render(a) => a.output.is_none(),
                 Command::SmokeTest(a) => a.output.is_none(),
-                Command::Detect(_)
+                // A post-renderer's and a KRM function's stdout is what the
+                // renderer reads back.
+                Command::Lint(a) => a.post_renderer,
+                Command::Krm(_)
+                | Command::Detect(_)
                 | Command::Dockerfile(_)
                 | Command::Schema(_)
                 | Command::Completions(_)
@@ -266,13 +292,15 @@ impl Command {
     /// How and where a command reports its findings in `format`, for the commands
     /// that take one.
     fn report(&self, format: Option<Format>) -> Option<exit::Report> {
-        let on_stderr = matches!(
-            self,
+        let on_stderr = match self {
+            Command::Lint(a) => a.post_renderer,
             Command::Render(_)
-                | Command::SmokeTest(_)
-                | Command::Detect(_)
-                | Command::Dockerfile(_)
-        );
+            | Command::SmokeTest(_)
+            | Command::Detect(_)
+            | Command::Dockerfile(_)
+            | Command::Krm(_) => true,
+            _ => false,
+        };
         format
             .filter(|_| self.takes_format())
             .map(|format| exit::Report { format, on_stderr })
@@ -308,6 +336,7 @@ impl Command {
             Command::SmokeTest(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
             Command::NcclLog(a) => Shared::new(&a.print, Some(&a.rules), &a.pools),
             Command::Lint(a) => Shared::new(&a.print, Some(&a.rules), &[]),
+            Command::Krm(a) => Shared::new(&a.print, Some(&a.rules), &[]),
             Command::Detect(a) => Shared::new(&a.print, Some(&a.rules), &[]),
             Command::Dockerfile(a) => Shared::new(&a.print, Some(&a.rules), &[]),
             Command::ImageCheck(a) => Shared::new(&a.print, Some(&a.rules), &[]),
@@ -370,6 +399,7 @@ fn run_command(cli: &Cli, settings: &Settings, streams: &mut Streams<'_>) -> Res
         Command::Validate(args) => validate::run(args, s, streams),
         Command::SmokeTest(args) => smoke_test::run(args, s, streams),
         Command::Lint(args) => lint::run(args, s, streams),
+        Command::Krm(args) => krm::run(args, s, streams),
         Command::Diff(args) => diff::run(args, s, streams),
         Command::Detect(args) => detect::run(args, s, streams),
         Command::Rules(args) => rules::list(args, streams),

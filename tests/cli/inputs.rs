@@ -2,39 +2,10 @@
 //! walked trees, `--exclude`, an empty input set (`--allow-empty`), and the
 //! kubectl-shaped mistakes on the command line (`-o yaml`, `explain RDG999`).
 
-use std::io::Write;
 use std::os::unix::fs::symlink;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use crate::support::{rdmagen, rdmagen_in, root, text};
-
-/// Run `rdmagen args` from `dir` with `input` on its standard input.
-fn with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmagen"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("CLICOLOR_FORCE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rdmagen runs");
-    let mut stdin = child.stdin.take().unwrap();
-    // rdmagen may refuse before reading (a usage error): a closed pipe is no failure.
-    let written = stdin.write_all(input);
-    assert!(
-        written.is_ok()
-            || written
-                .as_ref()
-                .is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe),
-        "{written:?}"
-    );
-    drop(stdin);
-    child.wait_with_output().unwrap()
-}
+use crate::support::{rdmagen, rdmagen_in, root, text, with_stdin};
 
 /// (exit code, stdout, stderr).
 fn ended(out: &Output) -> (Option<i32>, String, String) {

@@ -1,7 +1,8 @@
 //! Running the real binary and finding the project's files.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -29,6 +30,33 @@ pub fn rdmagen_in(dir: &Path, args: &[&str]) -> Output {
         .env_remove("CLICOLOR_FORCE")
         .output()
         .expect("rdmagen runs")
+}
+
+/// Run `rdmagen args` from `dir` with `input` on its standard input.
+pub fn with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmagen"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rdmagen runs");
+    let mut stdin = child.stdin.take().unwrap();
+    // rdmagen may refuse before reading (a usage error): a closed pipe is no failure.
+    let written = stdin.write_all(input);
+    assert!(
+        written.is_ok()
+            || written
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe),
+        "{written:?}"
+    );
+    drop(stdin);
+    child.wait_with_output().unwrap()
 }
 
 pub fn text(bytes: &[u8]) -> String {

@@ -9,7 +9,9 @@
 // The lower layers' modules under their own names, so `crate::diagnostics` and
 // `crate::kubeflow` read the same in every layer.
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
-pub use rdmagen_upstream::{kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell};
+pub use rdmagen_upstream::{
+    krm, kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell,
+};
 
 pub mod lint;
 pub mod manifest;

@@ -182,6 +182,26 @@ pub fn lint(
     Ok(linted)
 }
 
+/// Lint one stream read whole (a KRM function's ResourceList), named `name`, as
+/// [`lint`] lints a file.
+pub fn lint_stream(
+    name: Arc<str>,
+    text: String,
+    facts: &ManifestFacts,
+    trainer: TrainerRelease,
+    policy: &Policy,
+) -> Linted {
+    let mut linted = Linted {
+        trainer_release: trainer,
+        files: 1,
+        ..Linted::default()
+    };
+    lint_text(&mut linted, name, text, facts);
+    linted.finish(policy);
+    linted.findings.sort();
+    linted
+}
+
 /// Lint one file's text into `linted`; call [`Linted::finish`] after the last.
 pub fn lint_text(linted: &mut Linted, name: Arc<str>, text: String, facts: &ManifestFacts) {
     let text: Arc<str> = Arc::from(text);
@@ -208,7 +228,8 @@ fn lint_document(linted: &mut Linted, doc: Document, facts: &ManifestFacts) {
     let doc = Arc::new(doc);
     read_annotations(&doc, &mut linted.suppressions);
     let value = to_value(&doc.root);
-    // `kubectl get ... -o yaml` prints a `List` of objects; each is linted in place.
+    // `kubectl get ... -o yaml` prints a `List` of objects, and a KRM function reads a
+    // `ResourceList` (`rdmagen krm`); each item is linted in place.
     match list_items(&value) {
         Some(items) => {
             for (i, item) in items.iter().enumerate() {
@@ -219,9 +240,11 @@ fn lint_document(linted: &mut Linted, doc: Document, facts: &ManifestFacts) {
     }
 }
 
-/// The objects of a Kubernetes `List` (`apiVersion: v1`, `kind: List`, `items`).
+/// The objects of a Kubernetes `List` (`apiVersion: v1`, `kind: List`, `items`) or of
+/// a KRM [`ResourceList`](crate::krm).
 fn list_items(value: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
-    let is_list = value["apiVersion"] == "v1" && value["kind"] == "List";
+    let is_list = value["apiVersion"] == "v1" && value["kind"] == "List"
+        || crate::krm::is_resource_list(value);
     is_list.then(|| value["items"].as_array()).flatten()
 }
 

@@ -9,6 +9,7 @@
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 
 pub mod kai;
+pub mod krm;
 pub mod kubeflow;
 pub mod kubernetes;
 pub mod kueue;
