@@ -9,14 +9,19 @@
 // The lower layers' modules under their own names, so `crate::diagnostics` and
 // `crate::kubeflow` read the same in every layer.
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
-pub use rdmagen_upstream::{kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell};
+pub use rdmagen_upstream::{
+    kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell, torchrun,
+};
 
+mod images;
+mod launch;
 pub mod lint;
 pub mod manifest;
 pub mod mpijob;
 pub mod names;
 pub mod pod_network;
 pub mod pod_templates;
+mod replica_env;
 mod resources;
 pub mod storage;
 mod tolerations;
