@@ -360,14 +360,14 @@ spec:
                   annotations: {rdmagen.io/ignore: \"RDG060 IPC_LOCK comes from a webhook\", sidecar.istio.io/inject: \"false\"}
                 spec:
                   containers:
-                    - {name: node, image: img, resources: {limits: {rdma/hca: 1}}}
+                    - {name: node, image: \"img:1\", resources: {limits: {rdma/hca: 1}}}
         - name: sidecar
           template:
             spec:
               template:
                 spec:
                   containers:
-                    - {name: probe, image: img, resources: {limits: {rdma/hca: 1}}}
+                    - {name: probe, image: \"img:1\", resources: {limits: {rdma/hca: 1}}}
 ",
     )
     .unwrap();

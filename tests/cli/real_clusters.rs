@@ -221,6 +221,36 @@ fn the_python_sdk_reads_every_golden_manifest() {
     }
 }
 
+/// RDG251 against the consumer itself (issue 30, item 8): the Kubeflow Python SDK
+/// (kubeflow-training 1.9.4) fails to read a PyTorchJob whose elasticPolicy lists a
+/// metric, runPolicy present, and reads the same job without one. Skipped unless
+/// RDMAGEN_KUBEFLOW_SDK names the install (.ci/run sets it).
+#[test]
+fn the_python_sdk_fails_on_elastic_metrics_and_reads_the_fixed_job() {
+    let Some(sdk) = std::env::var_os("RDMAGEN_KUBEFLOW_SDK") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the Kubeflow SDK must be installed in CI"
+        );
+        eprintln!("skipped: set RDMAGEN_KUBEFLOW_SDK to a kubeflow-training 1.9.4 install");
+        return;
+    };
+    let (bad, good) = ("tests/rules/RDG251.yaml", "tests/rules/RDG251.ok.yaml");
+    let out = std::process::Command::new("python3")
+        .args(["tests/sdk/read_pytorchjob.py", bad, good])
+        .current_dir(root())
+        .env("PYTHONPATH", sdk)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "fail {bad}: AttributeError: module 'kubeflow.training.models' has no attribute 'K8sIoApiAutoscalingV2MetricSpec'\nok {good}\n"
+        )
+    );
+}
+
 /// Item 4: NCCL matches NCCL_IB_HCA names as prefixes; rdmagen always writes `=`, or
 /// `^=` (exclude these exact names: the management NIC of a hostNetwork pool that
 /// lists no data NICs).

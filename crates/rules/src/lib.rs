@@ -10,15 +10,18 @@
 // `crate::kubeflow` read the same in every layer.
 pub use rdmagen_base::{diagnostics, error, files, fingerprint, version, yaml};
 pub use rdmagen_upstream::{
-    krm, kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell,
+    krm, kubeflow, kubernetes, kueue, multus, nccl, packages, platform, shell, torchrun,
 };
 
+mod images;
+mod launch;
 pub mod lint;
 pub mod manifest;
 pub mod mpijob;
 pub mod names;
 pub mod pod_network;
 pub mod pod_templates;
+mod replica_env;
 mod resources;
 pub mod storage;
 mod tolerations;

@@ -15,7 +15,7 @@ use crate::platform::{Profile, is_rdma_resource, profile};
 use crate::version::Version;
 
 use super::pod_templates::{PodTemplate, of_pytorchjob};
-use super::{names, pod_network, resources, tolerations};
+use super::{images, launch, names, pod_network, replica_env, resources, tolerations};
 use crate::diagnostics::escape;
 use crate::diagnostics::message::pointer_segment;
 
@@ -200,6 +200,19 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
             "/spec/elasticPolicy/standalone",
         );
     }
+    // RDG251: the SDK's ElasticPolicy model names a metric model its package lacks
+    // (kubeflow-training 1.9.4 models/kubeflow_org_v1_elastic_policy.py:38); an empty
+    // list is read.
+    if elastic
+        .get("metrics")
+        .is_some_and(|m| !m.is_null() && m.as_array().is_none_or(|a| !a.is_empty()))
+    {
+        out.push(
+            Rule::ElasticMetricsSdk,
+            "elasticPolicy.metrics: the Kubeflow Python SDK (kubeflow-training 1.9.4) cannot read a job that lists a metric (its model K8sIoApiAutoscalingV2MetricSpec does not exist), so get_job fails on this job and list_jobs for its namespace, runPolicy or not; leave metrics out where the SDK reads the jobs",
+            "/spec/elasticPolicy/metrics",
+        );
+    }
     if elastic.get("nProcPerNode").is_some() && spec.get("nprocPerNode").is_some() {
         out.push(
             Rule::ElasticNprocConflict,
@@ -289,6 +302,8 @@ pub fn check(doc: &Value, facts: &ManifestFacts) -> Vec<Finding> {
         }
         pytorch_pod(&mut out, t.spec(), &t.spec_at(), nproc, facts);
     }
+    out.0.extend(replica_env::check(doc));
+    out.0.extend(launch::nnodes(doc));
     gang_priority(&mut out, doc);
     out.0
 }
@@ -454,6 +469,8 @@ pub(crate) fn pod_shape(
     out.0
         .extend(pod_network::check(pod, metadata, base, facts.profile()));
     out.0.extend(resources::check(pod, base));
+    out.0.extend(launch::pod(pod, base));
+    out.0.extend(images::check(pod, base));
     out.0.extend(tolerations::check(pod, base));
     out.0.extend(names::pod(pod, base));
     out.0
@@ -512,11 +529,7 @@ fn container_rdma(
             pointer,
         );
     }
-    let gpus = resources(c)
-        .filter(|(name, _)| name.to_ascii_lowercase().contains("gpu"))
-        .filter_map(|(name, section)| quantity(&c["resources"][section][name]))
-        .max()
-        .unwrap_or(0);
+    let gpus = launch::gpus(c);
     if gpus > 1 && !has_memory_shm(pod, c) {
         out.push(Rule::NoShm, format!("{gpus} GPUs share the 64 MiB default /dev/shm; mount an emptyDir with medium: Memory there"), at.to_owned());
     }

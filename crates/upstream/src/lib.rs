@@ -18,3 +18,4 @@ pub mod nccl;
 pub mod packages;
 pub mod platform;
 pub mod shell;
+pub mod torchrun;

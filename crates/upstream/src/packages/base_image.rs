@@ -25,14 +25,34 @@ pub fn check_reference(image: &str) -> Result<(), String> {
 /// A base image written into FROM must name a tag or digest other than `latest`
 /// (hadolint DL3006, DL3007): a rebuild must not silently change the OS underneath.
 pub fn check_tagged(image: &str) -> Result<(), String> {
-    let last = image.rsplit('/').next().unwrap_or(image);
-    let tag = last.split_once(':').map(|(_, t)| t);
-    if image.contains('@') || tag.is_some_and(|t| t != "latest" && !t.is_empty()) {
-        Ok(())
-    } else {
-        Err(format!(
+    match pin_of(image) {
+        Pin::Digest | Pin::Tag => Ok(()),
+        Pin::Latest | Pin::Untagged => Err(format!(
             "the base image `{image}` needs a tag other than latest, or a digest"
-        ))
+        )),
+    }
+}
+
+/// What an image reference pins: `name@sha256:...` a digest, `name:1.4` a tag,
+/// `name:latest` or `name` (a registry's port, `localhost:5000/name`, is no tag)
+/// whatever the registry's latest is when the image is pulled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pin {
+    Digest,
+    Tag,
+    Latest,
+    Untagged,
+}
+
+pub fn pin_of(image: &str) -> Pin {
+    if image.contains('@') {
+        return Pin::Digest;
+    }
+    let last = image.rsplit('/').next().unwrap_or(image);
+    match last.split_once(':').map(|(_, t)| t) {
+        Some("latest") => Pin::Latest,
+        Some(t) if !t.is_empty() => Pin::Tag,
+        _ => Pin::Untagged,
     }
 }
 
@@ -148,5 +168,9 @@ mod tests {
         for untagged in ["ubuntu", "ubuntu:latest", "localhost:5000/ubuntu"] {
             assert!(check_tagged(untagged).is_err(), "{untagged}");
         }
+        assert_eq!(pin_of("localhost:5000/ubuntu"), Pin::Untagged);
+        assert_eq!(pin_of("ubuntu:latest"), Pin::Latest);
+        assert_eq!(pin_of("r.io/a/b:1.4"), Pin::Tag);
+        assert_eq!(pin_of("r.io/a/b@sha256:ab"), Pin::Digest);
     }
 }
