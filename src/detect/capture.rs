@@ -313,16 +313,14 @@ fn port_fact(
         // speed_str in libibverbs/examples/devinfo.c): `4X`, then `25.0 Gbps`.
         Fact::Width => entry.width = word.strip_suffix('X').and_then(|w| w.parse().ok()),
         Fact::Speed => {
-            let rate = entry.width.zip(word.parse::<f64>().ok()).and_then(|(w, s)| {
-                let gbps = f64::from(w) * s;
-                (gbps.fract() == 0.0 && gbps > 0.0 && gbps < 1e6).then_some(gbps as u32)
-            });
-            set_rate(
-                entry,
-                rate,
-                "ibv_devinfo's active_width x active_speed",
-                at,
-            );
+            let rate = entry
+                .width
+                .zip(word.parse::<f64>().ok())
+                .and_then(|(w, s)| {
+                    let gbps = f64::from(w) * s;
+                    (gbps.fract() == 0.0 && gbps > 0.0 && gbps < 1e6).then_some(gbps as u32)
+                });
+            set_rate(entry, rate, "ibv_devinfo's active_width x active_speed", at);
         }
         Fact::LinkLayer => return set_link_layer(obs, device, port, word, at, true),
     }

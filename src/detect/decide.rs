@@ -419,7 +419,9 @@ pub fn detect(
     let listed = affinity::gpus(obs, &mut notes);
     let gpus_per_node = match (options.gpus_per_node, &listed, &obs.topology) {
         (Some(n), Some((listed, _, by)), _) if n != *listed => {
-            notes.push(format!("gpu.perNode {n} as --gpus says; {by} lists {listed}"));
+            notes.push(format!(
+                "gpu.perNode {n} as --gpus says; {by} lists {listed}"
+            ));
             n
         }
         (Some(n), _, _) => n,

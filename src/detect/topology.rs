@@ -298,7 +298,10 @@ pub fn gpu_list_line(obs: &mut Observations, t: &str, at: &Location) -> Option<b
 /// is no model, so the row gives the GPU and no model.
 pub fn smi_table_line(obs: &mut Observations, t: &str, at: &Location) -> Option<bool> {
     if t.len() > 1 && t.starts_with('+') && t.ends_with('+') {
-        return t.chars().all(|c| matches!(c, '+' | '-' | '=')).then_some(true);
+        return t
+            .chars()
+            .all(|c| matches!(c, '+' | '-' | '='))
+            .then_some(true);
     }
     if smi_time_stamp(t) {
         return Some(true);

@@ -131,11 +131,7 @@ fn required_tools(tools: &[&str], profile: &'static Profile) -> String {
 /// `profile` requires ([`required_set`]): only the runtime set on AIStudio. The
 /// Dockerfile writers (`rdmagen dockerfile`, a job's `imageBuild`) report it, so
 /// nothing rdmagen writes without a warning fails its own image-check.
-pub fn set_lacks(
-    profile: &'static Profile,
-    family: Family,
-    set: PackageSet,
-) -> Option<String> {
+pub fn set_lacks(profile: &'static Profile, family: Family, set: PackageSet) -> Option<String> {
     let have = packages(family, set);
     let lacking: Vec<&str> = packages(family, required_set(profile))
         .iter()

@@ -242,7 +242,14 @@ mod tests {
         assert_eq!((p.min_gbps, p.max_gbps), (95.92, 96.69));
         // A rising curve has none; zeros are none.
         assert!(plateau(&rows(&[(1, 10.0), (2, 20.0), (4, 40.0), (8, 80.0)])).is_none());
-        let falling = rows(&[(1, 80.0), (2, 95.0), (4, 96.0), (8, 95.5), (16, 90.0), (32, 80.0)]);
+        let falling = rows(&[
+            (1, 80.0),
+            (2, 95.0),
+            (4, 96.0),
+            (8, 95.5),
+            (16, 90.0),
+            (32, 80.0),
+        ]);
         let p = plateau(&falling).unwrap();
         let (size, value, share) = fall_after(&falling, &p).unwrap();
         assert_eq!((size, value, (share * 1000.0).round()), (32, 80.0, 167.0));

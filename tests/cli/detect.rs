@@ -1220,7 +1220,11 @@ fn the_capture_commands_take_the_topology() {
     let names: Vec<&str> = a.nics.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["mlx5_0", "mlx5_1"]);
     assert_eq!(obs.gpus.len(), 3);
-    assert_eq!(obs.gpu_table.len(), 8, "plain nvidia-smi's rows: {captured}");
+    assert_eq!(
+        obs.gpu_table.len(),
+        8,
+        "plain nvidia-smi's rows: {captured}"
+    );
     assert!(obs.modules.unwrap().contains_key("nvidia_peermem"));
 
     // No nvidia-smi (an image without the driver's tools) and no lsmod: nothing from
@@ -1301,7 +1305,13 @@ fn plain_nvidia_smi_and_the_rate_files_complete_the_pool() {
         spec["network"]["label"], "RoCE 4*200G",
         "the data NICs' rate files (mlx5_0, management, is 25G)"
     );
-    let out = rdmagen(&["detect", "--capture", "tests/diag/roce-host.txt", "--gpu-list", table]);
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        "tests/diag/roce-host.txt",
+        "--gpu-list",
+        table,
+    ]);
     let pool = text(&out.stdout);
     assert!(
         pool.contains("#   gpu.perNode 8: the GPUs nvidia-smi lists\n")
@@ -1335,7 +1345,9 @@ fn a_cut_gpu_name_gives_the_count_and_no_model() {
     );
     assert_eq!(
         notes,
-        ["nvidia-smi cuts the GPU name to fit its table (`...`): gpu.model left out (capture nvidia-smi -L for the whole name)"]
+        [
+            "nvidia-smi cuts the GPU name to fit its table (`...`): gpu.model left out (capture nvidia-smi -L for the whole name)"
+        ]
     );
     capture::read(
         &mut obs,
@@ -1360,9 +1372,17 @@ fn the_line_rate_comes_from_ibv_devinfo_and_sysfs() {
     let devinfo = sample("ib-ibv_devinfo-vv-hdr.txt");
     let d = run(&["--ibv-devinfo", &devinfo]);
     assert_eq!(d.code, 0, "{:?}", d.messages);
-    assert!(d.findings.iter().all(|(r, _)| r != "RDG108"), "{:?}", d.messages);
+    assert!(
+        d.findings.iter().all(|(r, _)| r != "RDG108"),
+        "{:?}",
+        d.messages
+    );
     assert_eq!(net(&d)["fabric"], "ib");
-    assert_eq!(net(&d)["hcas"], serde_json::json!(["mlx5_0"]), "mlx5_1 is disabled");
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_0"]),
+        "mlx5_1 is disabled"
+    );
     assert_eq!(net(&d)["label"], "IB 1*200G");
     let out = rdmagen(&["detect", "--ibv-devinfo", &devinfo]);
     assert!(
@@ -1371,7 +1391,11 @@ fn the_line_rate_comes_from_ibv_devinfo_and_sysfs() {
         text(&out.stdout)
     );
     let mut obs = Observations::default();
-    capture::read(&mut obs, &Arc::from("d.txt"), &std::fs::read_to_string(root().join(&devinfo)).unwrap());
+    capture::read(
+        &mut obs,
+        &Arc::from("d.txt"),
+        &std::fs::read_to_string(root().join(&devinfo)).unwrap(),
+    );
     let rates: Vec<(&str, Option<u32>)> = obs
         .ports
         .iter()
@@ -1403,6 +1427,11 @@ grep: /sys/class/infiniband/*/ports/*/rate: No such file or directory\n\
     assert_eq!(unreadable, [4]);
 
     // ibstat read first keeps its rate; a later source does not replace it.
-    let d = run(&["--ibstat", &sample("ib-ibstat.txt"), "--ibv-devinfo", &devinfo]);
+    let d = run(&[
+        "--ibstat",
+        &sample("ib-ibstat.txt"),
+        "--ibv-devinfo",
+        &devinfo,
+    ]);
     assert_eq!(net(&d)["label"], "IB 1*200G");
 }

@@ -344,7 +344,11 @@ fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
     for (family, base) in [("apt", "debian:bookworm-slim"), ("dnf", "rockylinux:9.3")] {
         // Every package rdmagen knows for the family, pinned: the pinned form of
         // every set (nothing left unpinned drops the hadolint ignore line).
-        let fam = if family == "apt" { Family::Apt } else { Family::Dnf };
+        let fam = if family == "apt" {
+            Family::Apt
+        } else {
+            Family::Dnf
+        };
         let pins = dir.path().join(format!("{family}.pins"));
         let lines: String = all(fam).iter().map(|n| format!("{n}=1.0-1\n")).collect();
         std::fs::write(&pins, lines).unwrap();
@@ -353,10 +357,18 @@ fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
             let forms: [(&str, Vec<&str>); 4] = [
                 ("snippet", vec!["--family", family]),
                 ("full", vec!["--base", base, "--full"]),
-                ("pinned", vec!["--base", base, "--full", "--pin", pins.as_str()]),
+                (
+                    "pinned",
+                    vec!["--base", base, "--full", "--pin", pins.as_str()],
+                ),
                 (
                     "templated",
-                    vec!["--base", base, "--template", "examples/dockerfile/Dockerfile.j2"],
+                    vec![
+                        "--base",
+                        base,
+                        "--template",
+                        "examples/dockerfile/Dockerfile.j2",
+                    ],
                 ),
             ];
             for (form, args) in &forms {
@@ -380,7 +392,10 @@ fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
                         full.push("--deny-warnings");
                         let denied = rdmagen(&full);
                         assert_eq!(denied.status.code(), Some(1), "{case}");
-                        assert!(denied.stdout.is_empty(), "{case}: printed despite --deny-warnings");
+                        assert!(
+                            denied.stdout.is_empty(),
+                            "{case}: printed despite --deny-warnings"
+                        );
                         warned.push(case);
                     }
                     checked += 1;
@@ -391,7 +406,11 @@ fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
     assert_eq!(checked, 2 * 3 * 4 * platforms.len());
     // Only the runtime set on AIStudio, in every family and form.
     assert_eq!(warned.len(), 2 * 4, "{warned:?}");
-    assert!(warned.iter().all(|c| c.starts_with("aistudio ") && c.contains(" runtime ")));
+    assert!(
+        warned
+            .iter()
+            .all(|c| c.starts_with("aistudio ") && c.contains(" runtime "))
+    );
 
     // What `render` wrote: each job's Dockerfile, on its manifest's platform.
     let golden = root().join("golden");
@@ -406,19 +425,32 @@ fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
             .filter(|(p, _)| p.starts_with(&format!("{job}/")) && p.ends_with(".yaml"))
             .find_map(|(_, b)| {
                 text(b).lines().find_map(|l| {
-                    l.trim().strip_prefix("rdmagen.io/platform: ").map(str::to_owned)
+                    l.trim()
+                        .strip_prefix("rdmagen.io/platform: ")
+                        .map(str::to_owned)
                 })
             })
             .unwrap_or_else(|| panic!("golden/{job}: no manifest names its platform"));
         let (code, found) = image_check_on(&text(bytes), &platform);
-        assert_eq!((code, found.as_str()), (0, ""), "golden/{path} on {platform}");
+        assert_eq!(
+            (code, found.as_str()),
+            (0, ""),
+            "golden/{path} on {platform}"
+        );
         rendered += 1;
     }
-    assert!(rendered >= 3, "only {rendered} rendered Dockerfiles in golden/");
+    assert!(
+        rendered >= 3,
+        "only {rendered} rendered Dockerfiles in golden/"
+    );
     // And the kept outputs of `rdmagen dockerfile` (written for no platform: generic).
     for (file, _) in CASES {
         let body = std::fs::read_to_string(golden.join("dockerfile").join(file)).unwrap();
-        assert_eq!(image_check_on(&body, "generic"), (0, String::new()), "{file}");
+        assert_eq!(
+            image_check_on(&body, "generic"),
+            (0, String::new()),
+            "{file}"
+        );
     }
 }
 
@@ -448,9 +480,19 @@ fn an_aistudio_job_with_the_runtime_set_is_told_it_lacks_seed_packages() {
         };
         std::fs::write(dir.path().join(name), body).unwrap();
     }
-    let out = rdmagen(&["validate", dir.path().to_str().unwrap(), "--format", "brief"]);
+    let out = rdmagen(&[
+        "validate",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "brief",
+    ]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "a warning:\n{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a warning:\n{stdout}{}",
+        text(&out.stderr)
+    );
     assert!(
         stdout.contains("job.yaml:") && stdout.contains(": warning[RDG081]: the runtime set does not install infiniband-diags, perftest, which AIStudio requires in a custom image with RDMA"),
         "{stdout}"

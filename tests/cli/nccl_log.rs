@@ -1350,7 +1350,9 @@ fn a_curve_that_falls_after_its_plateau_gets_a_note() {
         .collect();
     assert_eq!(
         falls,
-        ["the bus bandwidth falls after its plateau (96.20 GB/s at most, 134217728 to 2147483648 bytes): 79.43 GB/s at 8589934592 bytes, 17% lower. A healthy sweep holds its plateau to the largest size; a fall there comes under sustained load: congestion (PFC pauses or ECN marks on RoCE, a shared uplink) or the tuner changing algorithm or protocol at that size (run again with NCCL_ALGO and NCCL_PROTO fixed to compare). The plateau is what is judged"],
+        [
+            "the bus bandwidth falls after its plateau (96.20 GB/s at most, 134217728 to 2147483648 bytes): 79.43 GB/s at 8589934592 bytes, 17% lower. A healthy sweep holds its plateau to the largest size; a fall there comes under sustained load: congestion (PFC pauses or ECN marks on RoCE, a shared uplink) or the tuner changing algorithm or protocol at that size (run again with NCCL_ALGO and NCCL_PROTO fixed to compare). The plateau is what is judged"
+        ],
         "{doc:#}"
     );
     // A curve flat to its largest size (nccl-tests#119's tail, 01's 8 GiB) gets none.
@@ -1358,7 +1360,9 @@ fn a_curve_that_falls_after_its_plateau_gets_a_note() {
         let (_, doc) = table(file, None);
         let notes = doc["notes"].as_array().unwrap();
         assert!(
-            notes.iter().all(|n| !n.as_str().unwrap().contains("falls after")),
+            notes
+                .iter()
+                .all(|n| !n.as_str().unwrap().contains("falls after")),
             "{file}: {notes:#?}"
         );
     }
