@@ -104,6 +104,9 @@ fn produce(
     findings: &mut Findings,
     sources: &mut Sources,
 ) -> Result<Option<String>, Error> {
+    // Findings from before (a writer's warning) do not withhold the text; the
+    // template's own do.
+    let before = findings.len();
     let Some(path) = &args.template else {
         return Ok(Some(match &args.base {
             Some(base) if args.full => install.full(
@@ -132,7 +135,7 @@ fn produce(
                     at(1),
                 );
             }
-            Ok(findings.is_empty().then_some(text))
+            Ok((findings.len() == before).then_some(text))
         }
         Err(e) => {
             findings.at(
