@@ -81,7 +81,7 @@ pub struct DetectArgs {
         help_heading = "Captures (any subset; - is stdin)"
     )]
     pub gpu_topology: Vec<PathBuf>,
-    /// Output of nvidia-smi -L (the GPUs: count and model).
+    /// Output of nvidia-smi -L or plain nvidia-smi (the GPUs: count and model).
     #[arg(
         long,
         value_name = "FILE",

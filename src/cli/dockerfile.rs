@@ -40,6 +40,10 @@ pub struct DockerfileArgs {
     /// Print a complete Dockerfile (FROM the base image, then the snippet).
     #[arg(long, requires = "base")]
     pub full: bool,
+    /// The platform the image runs on: AIStudio requires seed 000's eight packages in a
+    /// custom image, which the runtime set lacks (warning RDG081, as image-check says).
+    #[arg(long, value_enum, default_value_t = Platform::Generic)]
+    pub platform: Platform,
     #[command(flatten)]
     pub print: OutputArgs,
     #[command(flatten)]
@@ -68,6 +72,9 @@ pub fn run(args: &DockerfileArgs, s: &super::Settings, io: &mut Streams<'_>) -> 
             })
         }
     };
+    if let Some(message) = image_check::set_lacks(profile(args.platform), family, args.set) {
+        findings.push(Rule::ImageMissingPackages, message, None);
+    }
     let install = Install {
         family,
         set: args.set,
@@ -97,6 +104,9 @@ fn produce(
     findings: &mut Findings,
     sources: &mut Sources,
 ) -> Result<Option<String>, Error> {
+    // Findings from before (a writer's warning) do not withhold the text; the
+    // template's own do.
+    let before = findings.len();
     let Some(path) = &args.template else {
         return Ok(Some(match &args.base {
             Some(base) if args.full => install.full(
@@ -125,7 +135,7 @@ fn produce(
                     at(1),
                 );
             }
-            Ok(findings.is_empty().then_some(text))
+            Ok((findings.len() == before).then_some(text))
         }
         Err(e) => {
             findings.at(

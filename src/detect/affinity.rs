@@ -213,8 +213,15 @@ pub fn peermem(obs: &Observations, fabric: Fabric, findings: &mut Findings) -> O
     Some(loaded)
 }
 
-/// The GPUs `nvidia-smi -L` lists: how many, and their model when they agree.
-pub fn gpus(obs: &Observations, notes: &mut Vec<String>) -> Option<(u32, Option<String>)> {
+/// The GPUs `nvidia-smi -L` lists (else plain `nvidia-smi`'s table): how many, their
+/// model when they agree, and which listed them.
+pub fn gpus(
+    obs: &Observations,
+    notes: &mut Vec<String>,
+) -> Option<(u32, Option<String>, &'static str)> {
+    if obs.gpus.is_empty() {
+        return table_gpus(obs, notes);
+    }
     let first = obs.gpus.first()?;
     let mut indices: Vec<u32> = obs.gpus.iter().map(|(i, _, _)| *i).collect();
     indices.sort_unstable();
@@ -225,33 +232,61 @@ pub fn gpus(obs: &Observations, notes: &mut Vec<String>) -> Option<(u32, Option<
         notes
             .push("nvidia-smi -L lists GPUs of more than one model: gpu.model left out".to_owned());
     }
-    Some((count, same.then(|| first.1.clone())))
+    Some((count, same.then(|| first.1.clone()), "nvidia-smi -L"))
 }
 
-/// The pool's line-rate label (`IB 4*200G`) from ibstat's `Rate:` of the data NICs'
-/// ports, when each has one and they agree.
+/// The GPUs of plain `nvidia-smi`'s table, when no `nvidia-smi -L` was captured.
+fn table_gpus(
+    obs: &Observations,
+    notes: &mut Vec<String>,
+) -> Option<(u32, Option<String>, &'static str)> {
+    let (_, first, _) = obs.gpu_table.first()?;
+    let mut indices: Vec<u32> = obs.gpu_table.iter().map(|(i, _, _)| *i).collect();
+    indices.sort_unstable();
+    indices.dedup();
+    let count = u32::try_from(indices.len()).unwrap_or(u32::MAX);
+    let model = if obs.gpu_table.iter().any(|(_, m, _)| m.is_none()) {
+        notes.push("nvidia-smi cuts the GPU name to fit its table (`...`): gpu.model left out (capture nvidia-smi -L for the whole name)".to_owned());
+        None
+    } else if obs.gpu_table.iter().any(|(_, m, _)| m != first) {
+        notes.push("nvidia-smi lists GPUs of more than one model: gpu.model left out".to_owned());
+        None
+    } else {
+        first.clone()
+    };
+    Some((count, model, "nvidia-smi"))
+}
+
+/// The pool's line-rate label (`IB 4*200G`), the field nccl-log's calibration reads
+/// (nccl_log/rate.rs `nics`), from the data NICs' ports' rates (ibstat's `Rate:`,
+/// sysfs' `rate`, or ibv_devinfo -v's width x speed), when each has one and they
+/// agree; and what the rates were read from.
 pub fn line_rate_label(
     obs: &Observations,
     fabric: Fabric,
     data: &[String],
     notes: &mut Vec<String>,
-) -> Option<String> {
+) -> Option<(String, Vec<&'static str>)> {
     let mut rates: Vec<u32> = Vec::new();
+    let mut from: Vec<&'static str> = Vec::new();
     for name in data {
-        let port_rates: Vec<u32> = obs
+        let port_rates: Vec<(u32, &'static str)> = obs
             .ports
             .iter()
             .filter(|((d, _), _)| d == name)
-            .filter_map(|(_, p)| p.rate.as_ref().map(|(r, _)| *r))
+            .filter_map(|(_, p)| p.rate.as_ref().map(|(r, _)| (*r, p.rate_from)))
             .collect();
-        rates.extend(port_rates.first().copied());
-        if port_rates.is_empty() {
+        let Some((rate, source)) = port_rates.first().copied() else {
             return None;
+        };
+        rates.push(rate);
+        if !from.contains(&source) {
+            from.push(source);
         }
     }
     let first = *rates.first()?;
     if rates.iter().any(|r| *r != first) {
-        notes.push("ibstat's rates differ between the data NICs: no network.label".to_owned());
+        notes.push("the data NICs' port rates differ: no network.label".to_owned());
         return None;
     }
     let fabric = match fabric {
@@ -259,5 +294,5 @@ pub fn line_rate_label(
         Fabric::Roce => "RoCE",
         Fabric::Tcp => return None,
     };
-    Some(format!("{fabric} {}*{first}G", data.len()))
+    Some((format!("{fabric} {}*{first}G", data.len()), from))
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::detect::{GidRow, LinkLayer, Observations, topology};
+use crate::detect::{GidRow, LinkLayer, Observations, Port, topology};
 use crate::diagnostics::source::Location;
 use crate::packages::dpkg;
 
@@ -67,6 +67,14 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             section = next;
             continue;
         }
+        if (t.starts_with(['|', '+']) || t.ends_with(|c: char| c.is_ascii_digit()))
+            && let Some(understood) = topology::smi_table_line(obs, t, &at)
+        {
+            if !understood {
+                obs.unreadable(at, t);
+            }
+            continue;
+        }
         if let Some(understood) = topology::gpu_list_line(obs, t, &at) {
             if !understood {
                 obs.unreadable(at, t);
@@ -97,7 +105,7 @@ pub fn read(obs: &mut Observations, file: &Arc<str>, text: &str) {
             let understood = if t.contains("==>") {
                 ibdev2netdev(obs, t, &at)
             } else {
-                physfn(obs, t, &at)
+                sysfs_rate(obs, t, &at).unwrap_or_else(|| physfn(obs, t, &at))
             };
             if !understood {
                 obs.unreadable(at, t);
@@ -239,6 +247,10 @@ enum Fact {
     LinkLayer,
     /// ibstat's `Rate:`, Gb/s.
     Rate,
+    /// ibv_devinfo -v's `active_width: 4X (2)`: lanes.
+    Width,
+    /// ibv_devinfo -v's `active_speed: 50.0 Gbps (64)`: Gb/s per lane.
+    Speed,
 }
 
 const IBSTAT_FACTS: &[(&str, Fact)] = &[
@@ -256,6 +268,8 @@ const DEVINFO_FACTS: &[(&str, Fact)] = &[
     ("port_lid", Fact::BaseLid),
     ("sm_lid", Fact::SmLid),
     ("link_layer", Fact::LinkLayer),
+    ("active_width", Fact::Width),
+    ("active_speed", Fact::Speed),
 ];
 
 /// A `key: value` line inside a port block: a fact when `facts` names the key, and
@@ -294,10 +308,33 @@ fn port_fact(
         Fact::BaseLid => entry.base_lid = word.parse().ok(),
         Fact::SmLid => entry.sm_lid = word.parse().ok(),
         // `2.5` (SDR) is no whole number of Gb/s and is left out: no label then.
-        Fact::Rate => entry.rate = word.parse().ok().map(|r| (r, at.clone())),
+        Fact::Rate => set_rate(entry, word.parse().ok(), "ibstat's Rate", at),
+        // rdma-core's ibv_devinfo prints the width before the speed (width_str and
+        // speed_str in libibverbs/examples/devinfo.c): `4X`, then `25.0 Gbps`.
+        Fact::Width => entry.width = word.strip_suffix('X').and_then(|w| w.parse().ok()),
+        Fact::Speed => {
+            let rate = entry
+                .width
+                .zip(word.parse::<f64>().ok())
+                .and_then(|(w, s)| {
+                    let gbps = f64::from(w) * s;
+                    (gbps.fract() == 0.0 && gbps > 0.0 && gbps < 1e6).then_some(gbps as u32)
+                });
+            set_rate(entry, rate, "ibv_devinfo's active_width x active_speed", at);
+        }
         Fact::LinkLayer => return set_link_layer(obs, device, port, word, at, true),
     }
     true
+}
+
+/// A port's line rate, unless one was read already.
+fn set_rate(port: &mut Port, rate: Option<u32>, from: &'static str, at: &Location) {
+    if let Some(rate) = rate
+        && port.rate.is_none()
+    {
+        port.rate = Some((rate, at.clone()));
+        port.rate_from = from;
+    }
 }
 
 fn devinfo_line(
@@ -311,7 +348,9 @@ fn devinfo_line(
         return devinfo_gid(obs, device, *port, rest, at);
     }
     let Some((key, value)) = key_value(t) else {
-        return false;
+        // `-v` lists the device's capability flags one a line (`BAD_PKEY_CNTR`,
+        // `NO SUPPORT`) before its ports: device-level, read and not needed.
+        return port.is_none();
     };
     if key == "port" {
         return match value.parse() {
@@ -449,6 +488,37 @@ fn physfn(obs: &mut Observations, t: &str, at: &Location) -> bool {
     }
     obs.physfn.insert(device.to_owned(), (vf, at.clone()));
     true
+}
+
+/// A line of `grep -H . /sys/class/infiniband/*/ports/*/rate`:
+/// `/sys/class/infiniband/mlx5_0/ports/1/rate:200 Gb/sec (4X HDR)`, the kernel's
+/// rate_show (drivers/infiniband/core/sysfs.c: `%d%s Gb/sec (%s)`, `.5` for SDR).
+/// None when the line is no rate file's; false when it is one that does not read.
+fn sysfs_rate(obs: &mut Observations, t: &str, at: &Location) -> Option<bool> {
+    let (_, rest) = t.split_once(SYSFS_INFINIBAND)?;
+    let (device, tail) = rest.split_once("/ports/")?;
+    let (port, value) = tail.split_once("/rate:")?;
+    if device == "*" {
+        // The glob matched nothing (`grep: ...: No such file or directory`).
+        return Some(true);
+    }
+    let Ok(port) = port.parse::<u32>() else {
+        return Some(false);
+    };
+    if !plain_device(device) {
+        return Some(false);
+    }
+    let Some(gbps) = value
+        .trim()
+        .strip_suffix(')')
+        .and_then(|v| v.split_once(" Gb/sec ("))
+        .map(|(g, _)| g)
+    else {
+        return Some(false);
+    };
+    // `2.5 Gb/sec` (SDR) is no whole number: read, and no rate kept.
+    set_rate(obs.port(device, port), gbps.parse().ok(), "sysfs' rate", at);
+    Some(true)
 }
 
 fn set_link_layer(

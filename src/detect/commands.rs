@@ -31,14 +31,18 @@ pub fn text() -> String {
   fi
   if command -v ibdev2netdev >/dev/null; then ibdev2netdev; fi
   ls -l /sys/class/infiniband/*/device/physfn
+  grep -H . /sys/class/infiniband/*/ports/*/rate
   ofed_info -s
   dpkg -l {pkgs}
-  if command -v nvidia-smi >/dev/null; then nvidia-smi topo -m; nvidia-smi -L; fi
+  if command -v nvidia-smi >/dev/null; then nvidia-smi; nvidia-smi topo -m; nvidia-smi -L; fi
   lsmod 2>/dev/null || cat /proc/modules
 }} > rdma-capture.txt 2>&1
 # (`ls -l .../physfn` lists the devices that are SR-IOV VFs; a pod's VFs make the
-# pool attachment: sriov. nvidia-smi topo -m gives each NIC's nearest GPUs, nvidia-smi
-# -L the GPUs, lsmod whether nvidia_peermem is loaded.)
+# pool attachment: sriov. Each port's rate file, like ibstat's Rate and ibv_devinfo
+# -v's active_width x active_speed, gives the line rate: network.label, which
+# nccl-log judges bandwidth against. nvidia-smi (seed 001's check) shows the driver
+# and the GPUs, nvidia-smi topo -m each NIC's nearest GPUs, nvidia-smi -L the GPUs'
+# whole names, lsmod whether nvidia_peermem is loaded.)
 
 # Then, on your machine, for a capture taken on a node:
 #   rdmagen detect --capture rdma-capture.txt --name <pool-name> [--platform aistudio|cubestudio|cce|aks|oci]
@@ -48,7 +52,7 @@ pub fn text() -> String {
 #   rdmagen detect --in-pod --capture rdma-capture.txt --name <pool-name>
 #     --rail-resource nvidia.com/rail{{n}} --rail-network gpu-rail{{n}}   ({{n}}: the rail's number)
 # or pass single outputs: --show-gids F --ibstat F --ibv-devinfo F --rdma-link F --ofed-info F --dpkg F
-#   --gpu-topology F (nvidia-smi topo -m) --gpu-list F (nvidia-smi -L) --lsmod F
+#   --gpu-topology F (nvidia-smi topo -m) --gpu-list F (nvidia-smi -L or nvidia-smi) --lsmod F
 ",
         sysfs = SYSFS_GIDS
             .lines()

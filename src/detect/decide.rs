@@ -409,24 +409,24 @@ pub fn detect(
     } else {
         affinity::line_rate_label(obs, fabric, &data_names, &mut notes)
     };
-    if let Some(label) = &label {
+    let label = label.map(|(label, from)| {
         notes.push(format!(
-            "network.label {label}: ibstat's Rate of each data NIC"
+            "network.label {label}: {} of each data NIC",
+            from.join(", ")
         ));
-    }
+        label
+    });
     let listed = affinity::gpus(obs, &mut notes);
     let gpus_per_node = match (options.gpus_per_node, &listed, &obs.topology) {
-        (Some(n), Some((listed, _)), _) if n != *listed => {
+        (Some(n), Some((listed, _, by)), _) if n != *listed => {
             notes.push(format!(
-                "gpu.perNode {n} as --gpus says; nvidia-smi -L lists {listed}"
+                "gpu.perNode {n} as --gpus says; {by} lists {listed}"
             ));
             n
         }
         (Some(n), _, _) => n,
-        (None, Some((listed, _)), _) => {
-            notes.push(format!(
-                "gpu.perNode {listed}: the GPUs nvidia-smi -L lists"
-            ));
+        (None, Some((listed, _, by)), _) => {
+            notes.push(format!("gpu.perNode {listed}: the GPUs {by} lists"));
             *listed
         }
         (None, None, Some(m)) if m.gpu_count() > 0 => {
@@ -442,7 +442,7 @@ pub fn detect(
             8
         }
     };
-    let gpu_model = listed.and_then(|(_, model)| model);
+    let gpu_model = listed.and_then(|(_, model, _)| model);
     let nvidia_peermem = affinity::peermem(obs, fabric, findings);
     // Only names the other captures confirm: `NIC3` without its legend is no device a
     // pool can name.

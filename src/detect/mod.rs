@@ -1,6 +1,6 @@
 //! Diagnostics: read what a node says (`show_gids`, `ibstat`, `ibv_devinfo`,
 //! `rdma link show`, `ibdev2netdev`, a `physfn` listing, `ofed_info -s`, `dpkg -l`,
-//! `nvidia-smi topo -m`, `nvidia-smi -L`, `lsmod`) and decide a Pool from it.
+//! `nvidia-smi topo -m`, `nvidia-smi -L`, `nvidia-smi`, `lsmod`) and decide a Pool from it.
 //!
 //! Formats: reference/rdma-nccl.md §2 and the samples in reference/diag-samples/.
 //! Parsers accept tabs or spaces, blank lines, trailers, several ports per device and
@@ -42,8 +42,15 @@ pub struct Port {
     /// The port's netdev and the line that named it (`rdma link`, `ibdev2netdev`, or
     /// show_gids' DEV column).
     pub netdev: Option<(String, Location)>,
-    /// ibstat's `Rate:` in Gb/s (the port's line rate).
+    /// The port's line rate in Gb/s and where it was read: ibstat's `Rate:`, sysfs'
+    /// `ports/N/rate`, or ibv_devinfo -v's `active_width` x `active_speed`; the first
+    /// read stands (they are the same kernel value).
     pub rate: Option<(u32, Location)>,
+    /// Which of those the rate was read from (`ibstat's Rate`, ...).
+    pub rate_from: &'static str,
+    /// ibv_devinfo -v's `active_width` (lanes: 1, 2, 4, 8, 12), until its
+    /// `active_speed` (per lane) gives the rate.
+    pub width: Option<u32>,
 }
 
 /// One row of a GID table.
@@ -75,6 +82,9 @@ pub struct Observations {
     pub topology: Option<topology::Matrix>,
     /// `nvidia-smi -L`: each GPU's index, model and line.
     pub gpus: Vec<(u32, String, Location)>,
+    /// Plain `nvidia-smi`'s table: each GPU's index, its model unless the table cut
+    /// the name, and its line.
+    pub gpu_table: Vec<(u32, Option<String>, Location)>,
     /// `lsmod` or `/proc/modules`: the loaded kernel modules, when a list was captured.
     pub modules: Option<BTreeMap<String, Location>>,
     /// Lines that could not be read.

@@ -1,5 +1,5 @@
 //! Read `nvidia-smi topo -m` (the GPU↔NIC matrix and its NIC legend), `nvidia-smi -L`
-//! (the GPUs) and `lsmod` or `/proc/modules` (the loaded kernel modules).
+//! and plain `nvidia-smi` (the GPUs) and `lsmod` or `/proc/modules` (the loaded kernel modules).
 //!
 //! The matrix's header names its columns: `GPU0 .. GPUn`, then the NICs, as `NIC0 ..`
 //! with a `NIC Legend:` block below that maps them to RDMA devices (`NIC0: mlx5_0`;
@@ -285,6 +285,70 @@ pub fn gpu_list_line(obs: &mut Observations, t: &str, at: &Location) -> Option<b
     obs.gpus
         .push((index, shown(model).into_owned(), at.clone()));
     Some(true)
+}
+
+/// A line of plain `nvidia-smi` (seed 001's check of the GPUs and their driver):
+/// Some(true) for the table's frames, headers, the process table and the time stamp
+/// above it, after noting a GPU's row; None for a line that is not the table's.
+///
+/// A GPU's row has three cells, the second its PCI bus id:
+/// `|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |    0 |`:
+/// its index, its name and Persistence-M (`On`/`Off`). The name column is as wide as
+/// the table: nvidia-smi cuts a longer name to `...` (`NVIDIA A100-SXM...`), which
+/// is no model, so the row gives the GPU and no model.
+pub fn smi_table_line(obs: &mut Observations, t: &str, at: &Location) -> Option<bool> {
+    if t.len() > 1 && t.starts_with('+') && t.ends_with('+') {
+        return t
+            .chars()
+            .all(|c| matches!(c, '+' | '-' | '='))
+            .then_some(true);
+    }
+    if smi_time_stamp(t) {
+        return Some(true);
+    }
+    let inner = t.strip_prefix('|')?.strip_suffix('|')?;
+    let cells: Vec<&str> = inner.split('|').collect();
+    let bus = cells.get(1).and_then(|c| c.split_whitespace().next());
+    let (Some(first), Some(bus)) = (cells.first(), bus) else {
+        return Some(true);
+    };
+    if cells.len() != 3 || !pci_bus_id(bus) {
+        return Some(true);
+    }
+    let mut words: Vec<&str> = first.split_whitespace().collect();
+    let Some(index) = words.first().and_then(|w| w.parse::<u32>().ok()) else {
+        return Some(false);
+    };
+    if matches!(words.last(), Some(&"On" | &"Off")) {
+        words.pop();
+    }
+    let name = words[1..].join(" ");
+    if name.is_empty() || name.chars().any(char::is_control) {
+        return Some(false);
+    }
+    let model = (!name.ends_with("...")).then(|| shown(&name).into_owned());
+    obs.gpu_table.push((index, model, at.clone()));
+    Some(true)
+}
+
+/// `00000000:18:00.0`: domain, bus, device and function in hex.
+fn pci_bus_id(word: &str) -> bool {
+    let parts: Vec<&str> = word.split([':', '.']).collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// nvidia-smi's first line, `Tue Dec  8 01:10:42 2026` (ctime's form).
+fn smi_time_stamp(t: &str) -> bool {
+    const DAYS: &[&str] = &["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    let w: Vec<&str> = t.split_whitespace().collect();
+    w.len() == 5
+        && DAYS.contains(&w[0])
+        && w[3].split(':').count() == 3
+        && w[4].len() == 4
+        && number(w[4])
 }
 
 /// `lsmod`'s header.

@@ -82,11 +82,7 @@ pub fn dockerfile(
         ));
     }
     if !tools.is_empty() {
-        parts.push(format!(
-            "{}, which {} requires in a custom image with RDMA (seed 000's list of eight, the one its `dpkg -l` check names): tools for checking the fabric by hand",
-            tools.join(", "),
-            profile.title
-        ));
+        parts.push(required_tools(&tools, profile));
     }
     if !parts.is_empty() {
         findings.at(
@@ -119,6 +115,36 @@ pub fn required_set(profile: &'static Profile) -> PackageSet {
     } else {
         PackageSet::Runtime
     }
+}
+
+/// What `tools` (missing packages outside the runtime set) are to `profile`: one
+/// phrase, so that image-check and the Dockerfile writers say the same.
+fn required_tools(tools: &[&str], profile: &'static Profile) -> String {
+    format!(
+        "{}, which {} requires in a custom image with RDMA (seed 000's list of eight, the one its `dpkg -l` check names): tools for checking the fabric by hand",
+        tools.join(", "),
+        profile.title
+    )
+}
+
+/// RDG081's message when a package set rdmagen is asked to write lacks packages
+/// `profile` requires ([`required_set`]): only the runtime set on AIStudio. The
+/// Dockerfile writers (`rdmagen dockerfile`, a job's `imageBuild`) report it, so
+/// nothing rdmagen writes without a warning fails its own image-check.
+pub fn set_lacks(profile: &'static Profile, family: Family, set: PackageSet) -> Option<String> {
+    let have = packages(family, set);
+    let lacking: Vec<&str> = packages(family, required_set(profile))
+        .iter()
+        .copied()
+        .filter(|p| !have.contains(p))
+        .collect();
+    (!lacking.is_empty()).then(|| {
+        format!(
+            "the {} set does not install {}; the seed or diagnostics set does",
+            set.name(),
+            required_tools(&lacking, profile)
+        )
+    })
 }
 
 fn env_finding(

@@ -137,6 +137,25 @@ pub fn plateau(rows: &BTreeMap<u64, Row>) -> Option<Plateau> {
     })
 }
 
+/// The largest size's bus bandwidth more than this share below the plateau's highest
+/// is a fall worth a note: beyond [`FLAT_TOLERANCE`], the spread a plateau allows.
+pub const FALL_SHARE: f64 = 0.05;
+
+/// Where the curve ends when it falls after its plateau: the largest size, its bus
+/// bandwidth and how far below the plateau's highest (a share). None when the
+/// plateau reaches the largest size, or the curve ends within [`FALL_SHARE`] of it.
+/// A healthy sweep holds its plateau to the end (nccl-tests#119's 95.5-96.7 GB/s
+/// over its last sizes; 01's 187 GB/s at 8 GiB), so a fall at the largest sizes is
+/// something the fabric or the tuner does under sustained load.
+pub fn fall_after(rows: &BTreeMap<u64, Row>, plateau: &Plateau) -> Option<(u64, f64, f64)> {
+    let (size, last) = rows.last_key_value()?;
+    if *size <= plateau.to_bytes || plateau.max_gbps <= 0.0 {
+        return None;
+    }
+    let share = 1.0 - last.value / plateau.max_gbps;
+    (share > FALL_SHARE).then_some((*size, last.value, share))
+}
+
 /// The sweeps as CSV (RFC 4180): one line per row, a header first. Text from the log
 /// is quoted where it must be, and a cell that a spreadsheet would take for a formula
 /// (`=`, `+`, `-`, `@` first) is given a leading `'`.
@@ -223,6 +242,22 @@ mod tests {
         assert_eq!((p.min_gbps, p.max_gbps), (95.92, 96.69));
         // A rising curve has none; zeros are none.
         assert!(plateau(&rows(&[(1, 10.0), (2, 20.0), (4, 40.0), (8, 80.0)])).is_none());
+        let falling = rows(&[
+            (1, 80.0),
+            (2, 95.0),
+            (4, 96.0),
+            (8, 95.5),
+            (16, 90.0),
+            (32, 80.0),
+        ]);
+        let p = plateau(&falling).unwrap();
+        let (size, value, share) = fall_after(&falling, &p).unwrap();
+        assert_eq!((size, value, (share * 1000.0).round()), (32, 80.0, 167.0));
+        // Within the tolerance at the end, or flat to the end: no fall.
+        let dipping = rows(&[(2, 95.0), (4, 96.0), (8, 95.5), (16, 85.0), (32, 93.0)]);
+        assert_eq!(fall_after(&dipping, &plateau(&dipping).unwrap()), None);
+        let flat = rows(&[(2, 95.0), (4, 96.0), (8, 95.5)]);
+        assert_eq!(fall_after(&flat, &plateau(&flat).unwrap()), None);
         assert!(plateau(&rows(&[(1, 0.0), (2, 0.0), (4, 0.0)])).is_none());
         // The flat top wins over a flat floor of the same length.
         let p = plateau(&rows(&[

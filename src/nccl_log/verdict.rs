@@ -407,6 +407,17 @@ pub fn decide(input: &Inputs<'_>, findings: &mut Findings) -> Verdict {
             )),
             _ => {}
         }
+        if let Some(p) = &b.plateau
+            && let Some((size, value, share)) = sweep::fall_after(&tables.rows, p)
+        {
+            notes.push(format!(
+                "the bus bandwidth falls after its plateau ({:.2} GB/s at most, {} to {} bytes): {value:.2} GB/s at {size} bytes, {:.0}% lower. A healthy sweep holds its plateau to the largest size; a fall there comes under sustained load: congestion (PFC pauses or ECN marks on RoCE, a shared uplink) or the tuner changing algorithm or protocol at that size (run again with NCCL_ALGO and NCCL_PROTO fixed to compare). The plateau is what is judged",
+                p.max_gbps,
+                p.from_bytes,
+                p.to_bytes,
+                share * 100.0
+            ));
+        }
     }
     let evidence = bandwidth
         .as_ref()

@@ -1,7 +1,7 @@
 //! The job's optional Dockerfile: which base image, package family and set.
 
 use crate::diagnostics::Rule;
-use crate::dockerfile::{self, Install};
+use crate::dockerfile::{self, Install, image_check};
 use crate::packages::{Pins, base_image};
 use crate::plan::ctx::Ctx;
 use crate::yaml::tree::Seg;
@@ -58,6 +58,10 @@ pub fn decide(ctx: &mut Ctx<'_>) -> Option<ImageBuildPlan> {
             family.name()
         ),
     );
+    if let Some(message) = image_check::set_lacks(ctx.profile, family, build.set) {
+        let at = [Seg::Key("spec"), Seg::Key("imageBuild"), Seg::Key("set")];
+        ctx.report(Rule::ImageMissingPackages, message, &at);
+    }
     Some(ImageBuildPlan {
         base: build.base,
         install: Install {

@@ -226,9 +226,38 @@ pub fn decide(ctx: &mut Ctx<'_>, rdma: &Rdma, hcas: Option<&str>) -> Vec<EnvVar>
         ctx.decisions.record(format!("env {name}"), shown, by);
         env.insert(name, sourced.value);
     }
+    algo_at_scale(ctx, &env);
     env.into_iter()
         .map(|(name, value)| EnvVar { name, value })
         .collect()
+}
+
+/// The node count from which a job is "very large" (seed 000, which gives no number):
+/// 256 GPUs at 8 a node. RDG260 says why the advice is given there.
+pub const ALGO_ADVICE_NODES: u32 = 32;
+
+/// RDG260: seed 000's advice to try NCCL_ALGO=Ring (or Tree) on a very large job, as
+/// an info finding and the NCCL_ALGO line of `--explain`, where neither the job nor
+/// its pool's defaults set NCCL_ALGO. rdmagen never sets it: NCCL's tuner may be
+/// right, and only a measurement on the cluster says which wins.
+fn algo_at_scale(ctx: &mut Ctx<'_>, env: &BTreeMap<String, EnvValue>) {
+    let nodes = ctx.job.value.spec.nodes;
+    if nodes < ALGO_ADVICE_NODES || env.contains_key("NCCL_ALGO") {
+        return;
+    }
+    let advice = format!(
+        "a {nodes}-node job (very large: {ALGO_ADVICE_NODES} nodes or more): seed 000 suggests trying NCCL_ALGO=Ring or Tree by hand; NCCL picks per message size and can pick wrong at scale (NVIDIA/nccl#1368: ring 190 GB/s, NCCL's tree 150), so measure both with nccl-tests and set NCCL_ALGO in env only if one wins"
+    );
+    ctx.report(
+        Rule::NcclAlgoAtScale,
+        advice,
+        &[Seg::Key("spec"), Seg::Key("nodes")],
+    );
+    ctx.decisions.record(
+        "env NCCL_ALGO",
+        "(unset)",
+        format!("NCCL's tuner chooses per size; on {nodes} nodes try Ring and Tree by hand (seed 000, RDG260)"),
+    );
 }
 
 /// NCCL_NET and why: on a job that runs RDMA across nodes, the one network NCCL may

@@ -1185,10 +1185,13 @@ fn the_capture_commands_take_the_topology() {
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
+    // Plain nvidia-smi prints the (constructed) table of tests/diag/nvidia-smi-h100.txt.
+    let table = root().join("tests/diag/nvidia-smi-h100.txt");
     stub(
         "nvidia-smi",
         format!(
-            "case \"$1\" in topo) grep -v '^#' '{}';; -L) echo 'GPU 0: NVIDIA A30 (UUID: GPU-0)'; echo 'GPU 1: NVIDIA A30 (UUID: GPU-1)'; echo 'GPU 2: NVIDIA A30 (UUID: GPU-2)';; esac",
+            "case \"$1\" in '') grep -v -e '^#' -e '^/sys' '{}';; topo) grep -v '^#' '{}';; -L) echo 'GPU 0: NVIDIA A30 (UUID: GPU-0)'; echo 'GPU 1: NVIDIA A30 (UUID: GPU-1)'; echo 'GPU 2: NVIDIA A30 (UUID: GPU-2)';; esac",
+            table.display(),
             matrix.display()
         ),
     );
@@ -1217,6 +1220,11 @@ fn the_capture_commands_take_the_topology() {
     let names: Vec<&str> = a.nics.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["mlx5_0", "mlx5_1"]);
     assert_eq!(obs.gpus.len(), 3);
+    assert_eq!(
+        obs.gpu_table.len(),
+        8,
+        "plain nvidia-smi's rows: {captured}"
+    );
     assert!(obs.modules.unwrap().contains_key("nvidia_peermem"));
 
     // No nvidia-smi (an image without the driver's tools) and no lsmod: nothing from
@@ -1232,7 +1240,10 @@ fn the_capture_commands_take_the_topology() {
     let captured = run_with(bare.path().to_str().unwrap());
     let mut obs = Observations::default();
     capture::read(&mut obs, &Arc::from("capture.txt"), &captured);
-    assert!(obs.topology.is_none() && obs.gpus.is_empty(), "{captured}");
+    assert!(
+        obs.topology.is_none() && obs.gpus.is_empty() && obs.gpu_table.is_empty(),
+        "{captured}"
+    );
     let modules: Vec<String> = obs.modules.unwrap().into_keys().collect();
     assert_eq!(modules, ["nvidia"], "{captured}");
 }
@@ -1262,4 +1273,165 @@ fn a_missing_perftest_is_a_warning_read_from_dpkg_querys_own_line() {
         "{:?}",
         d.findings
     );
+}
+
+/// Issue 29, seed 001's `nvidia-smi` check: --print-commands captures plain nvidia-smi,
+/// and detect reads the GPUs from its table (a capture constructed in the documented
+/// layout, tests/diag/nvidia-smi-h100.txt) when no nvidia-smi -L says them: their
+/// count and model go into the pool. The same file's rate files give network.label,
+/// the field nccl-log's calibration reads, with the RoCE host's other captures.
+#[test]
+fn plain_nvidia_smi_and_the_rate_files_complete_the_pool() {
+    let script = text(&rdmagen(&["detect", "--print-commands"]).stdout);
+    assert!(
+        script.contains("then nvidia-smi; nvidia-smi topo -m; nvidia-smi -L; fi")
+            && script.contains("  grep -H . /sys/class/infiniband/*/ports/*/rate\n"),
+        "{script}"
+    );
+    let table = "tests/diag/nvidia-smi-h100.txt";
+    let d = run(&["--capture", "tests/diag/roce-host.txt", "--gpu-list", table]);
+    assert_eq!(d.code, 0, "{:?}", d.messages);
+    assert!(
+        d.findings.iter().all(|(r, _)| r != "RDG108"),
+        "every line of the table is read: {:?}",
+        d.messages
+    );
+    let spec = &d.pool["spec"];
+    assert_eq!(
+        spec["gpu"],
+        serde_json::json!({"model": "NVIDIA H100 80GB HBM3", "perNode": 8})
+    );
+    assert_eq!(
+        spec["network"]["label"], "RoCE 4*200G",
+        "the data NICs' rate files (mlx5_0, management, is 25G)"
+    );
+    let out = rdmagen(&[
+        "detect",
+        "--capture",
+        "tests/diag/roce-host.txt",
+        "--gpu-list",
+        table,
+    ]);
+    let pool = text(&out.stdout);
+    assert!(
+        pool.contains("#   gpu.perNode 8: the GPUs nvidia-smi lists\n")
+            && pool.contains("#   network.label RoCE 4*200G: sysfs' rate of each data NIC\n"),
+        "{pool}"
+    );
+}
+
+/// nvidia-smi cuts a name longer than its column to `...`, as in seed 001's own
+/// `nvidia-smi` (tests/diag/seed-001-nvidia-smi.txt, driver 470, GPUs 1-7 elided by
+/// the page): the row counts the GPU and gives no model (a note says to capture
+/// nvidia-smi -L), and every line of the table is read. nvidia-smi -L, when captured
+/// too, wins.
+#[test]
+fn a_cut_gpu_name_gives_the_count_and_no_model() {
+    let file = "tests/diag/seed-001-nvidia-smi.txt";
+    let table = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut obs = Observations::default();
+    capture::read(&mut obs, &Arc::from(file), &table);
+    assert!(obs.unreadable.is_empty(), "{:?}", obs.unreadable);
+    let rows: Vec<(u32, Option<String>, usize)> = obs
+        .gpu_table
+        .iter()
+        .map(|(i, m, at)| (*i, m.clone(), at.line))
+        .collect();
+    assert_eq!(rows, [(0, None, 10)]);
+    let mut notes = Vec::new();
+    assert_eq!(
+        affinity::gpus(&obs, &mut notes),
+        Some((1, None, "nvidia-smi"))
+    );
+    assert_eq!(
+        notes,
+        [
+            "nvidia-smi cuts the GPU name to fit its table (`...`): gpu.model left out (capture nvidia-smi -L for the whole name)"
+        ]
+    );
+    capture::read(
+        &mut obs,
+        &Arc::from("list.txt"),
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-a)\nGPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-b)\n",
+    );
+    let mut notes = Vec::new();
+    assert_eq!(
+        affinity::gpus(&obs, &mut notes),
+        Some((2, Some("NVIDIA A100-SXM4-80GB".to_owned()), "nvidia-smi -L"))
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+}
+
+/// Issue 29: the line rate from `ibv_devinfo -vv` (a real HDR capture, openucx/ucx#9908):
+/// the active port's active_width 4X x active_speed 50.0 Gbps is 200 Gb/s, the
+/// device's capability flags `-v` lists one a line are read, and the disabled port's
+/// `invalid speed (0)` gives no rate. The same rate from sysfs' rate file alone, and
+/// ibstat's `Rate:` (tests/diag/reference/ib-ibstat.txt) stays the first read.
+#[test]
+fn the_line_rate_comes_from_ibv_devinfo_and_sysfs() {
+    let devinfo = sample("ib-ibv_devinfo-vv-hdr.txt");
+    let d = run(&["--ibv-devinfo", &devinfo]);
+    assert_eq!(d.code, 0, "{:?}", d.messages);
+    assert!(
+        d.findings.iter().all(|(r, _)| r != "RDG108"),
+        "{:?}",
+        d.messages
+    );
+    assert_eq!(net(&d)["fabric"], "ib");
+    assert_eq!(
+        net(&d)["hcas"],
+        serde_json::json!(["mlx5_0"]),
+        "mlx5_1 is disabled"
+    );
+    assert_eq!(net(&d)["label"], "IB 1*200G");
+    let out = rdmagen(&["detect", "--ibv-devinfo", &devinfo]);
+    assert!(
+        text(&out.stdout).contains("#   network.label IB 1*200G: ibv_devinfo's active_width x active_speed of each data NIC\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let mut obs = Observations::default();
+    capture::read(
+        &mut obs,
+        &Arc::from("d.txt"),
+        &std::fs::read_to_string(root().join(&devinfo)).unwrap(),
+    );
+    let rates: Vec<(&str, Option<u32>)> = obs
+        .ports
+        .iter()
+        .map(|((dev, _), p)| (dev.as_str(), p.rate.as_ref().map(|(r, _)| *r)))
+        .collect();
+    assert_eq!(rates, [("mlx5_0", Some(200)), ("mlx5_1", None)]);
+
+    // The kernel's rate file, and the forms it takes: SDR's `2.5` is no whole rate,
+    // the unmatched glob adds nothing, a damaged line is reported.
+    let mut obs = Observations::default();
+    capture::read(
+        &mut obs,
+        &Arc::from("rate.txt"),
+        "/sys/class/infiniband/mlx5_3/ports/1/rate:400 Gb/sec (4X NDR)\n\
+/sys/class/infiniband/mlx5_4/ports/1/rate:2.5 Gb/sec (1X SDR)\n\
+grep: /sys/class/infiniband/*/ports/*/rate: No such file or directory\n\
+/sys/class/infiniband/mlx5_5/ports/x/rate:400 Gb/sec (4X NDR)\n",
+    );
+    let rates: Vec<(&str, Option<u32>, &str)> = obs
+        .ports
+        .iter()
+        .map(|((dev, _), p)| (dev.as_str(), p.rate.as_ref().map(|(r, _)| *r), p.rate_from))
+        .collect();
+    assert_eq!(
+        rates,
+        [("mlx5_3", Some(400), "sysfs' rate"), ("mlx5_4", None, "")]
+    );
+    let unreadable: Vec<usize> = obs.unreadable.iter().map(|(at, _)| at.line).collect();
+    assert_eq!(unreadable, [4]);
+
+    // ibstat read first keeps its rate; a later source does not replace it.
+    let d = run(&[
+        "--ibstat",
+        &sample("ib-ibstat.txt"),
+        "--ibv-devinfo",
+        &devinfo,
+    ]);
+    assert_eq!(net(&d)["label"], "IB 1*200G");
 }

@@ -323,26 +323,181 @@ fn image_check_flags_missing_packages() {
     );
 }
 
-/// rdmagen must pass its own check: every package set, in both families, as a snippet
-/// and as a whole Dockerfile, gets no finding even with --deny-warnings.
+/// `image-check --deny-warnings --platform P` of a Dockerfile: (exit code, stdout).
+fn image_check_on(dockerfile: &str, platform: &str) -> (i32, String) {
+    image_check(dockerfile, &["--deny-warnings", "--platform", platform])
+}
+
+/// Issue 29's acceptance: `image-check --deny-warnings` passes on every Dockerfile
+/// rdmagen writes, checked on the platform it is written for. `rdmagen dockerfile`
+/// on every platform, in both families, every set, as a snippet, a whole Dockerfile,
+/// a pinned one and a templated one; a Dockerfile the writer warns about (only the
+/// runtime set on AIStudio, which lacks two of seed 000's eight) carries the warning
+/// image-check gives, and `--deny-warnings` makes the writer refuse it. Then every
+/// Dockerfile in golden/, on the platform its manifest says it was written for.
 #[test]
-fn every_package_set_rdmagen_writes_passes_its_own_image_check() {
+fn every_dockerfile_rdmagen_writes_passes_image_check_on_its_platform() {
+    let dir = tempfile::tempdir().unwrap();
+    let platforms = ["generic", "aistudio", "cubestudio", "cce", "aks", "oci"];
+    let mut checked = 0;
+    let mut warned = Vec::new();
     for (family, base) in [("apt", "debian:bookworm-slim"), ("dnf", "rockylinux:9.3")] {
+        // Every package rdmagen knows for the family, pinned: the pinned form of
+        // every set (nothing left unpinned drops the hadolint ignore line).
+        let fam = if family == "apt" {
+            Family::Apt
+        } else {
+            Family::Dnf
+        };
+        let pins = dir.path().join(format!("{family}.pins"));
+        let lines: String = all(fam).iter().map(|n| format!("{n}=1.0-1\n")).collect();
+        std::fs::write(&pins, lines).unwrap();
+        let pins = pins.to_str().unwrap().to_owned();
         for set in ["seed", "runtime", "diagnostics"] {
-            let snippet = rdmagen(&["dockerfile", "--family", family, "--set", set]);
-            let full = rdmagen(&["dockerfile", "--base", base, "--full", "--set", set]);
-            for (form, out) in [("snippet", snippet), ("full", full)] {
-                assert_eq!(out.status.code(), Some(0), "{family} {set} {form}");
-                let dockerfile = text(&out.stdout);
-                let (code, found) = image_check(&dockerfile, &["--deny-warnings"]);
-                assert_eq!(
-                    (code, found.as_str()),
-                    (0, ""),
-                    "{family} {set} {form}:\n{dockerfile}"
-                );
+            let forms: [(&str, Vec<&str>); 4] = [
+                ("snippet", vec!["--family", family]),
+                ("full", vec!["--base", base, "--full"]),
+                (
+                    "pinned",
+                    vec!["--base", base, "--full", "--pin", pins.as_str()],
+                ),
+                (
+                    "templated",
+                    vec![
+                        "--base",
+                        base,
+                        "--template",
+                        "examples/dockerfile/Dockerfile.j2",
+                    ],
+                ),
+            ];
+            for (form, args) in &forms {
+                for platform in platforms {
+                    let mut full = vec!["dockerfile", "--set", set, "--platform", platform];
+                    full.extend_from_slice(args);
+                    let case = format!("{platform} {family} {set} {form}");
+                    let out = rdmagen(&full);
+                    assert_eq!(out.status.code(), Some(0), "{case}: {}", text(&out.stderr));
+                    let dockerfile = text(&out.stdout);
+                    let (code, found) = image_check_on(&dockerfile, platform);
+                    if out.stderr.is_empty() {
+                        assert_eq!((code, found.as_str()), (0, ""), "{case}:\n{dockerfile}");
+                    } else {
+                        // The writer's warning and the checker's are the same rule,
+                        // and name the same packages.
+                        let said = text(&out.stderr);
+                        assert!(said.starts_with("warning[RDG081]: the runtime set does not install infiniband-diags, perftest, which AIStudio requires in a custom image with RDMA"), "{case}: {said}");
+                        assert_eq!(code, 1, "{case}: image-check must flag it too:\n{found}");
+                        assert!(found.contains("warning[RDG081]: no install line in this Dockerfile installs infiniband-diags, perftest, which AIStudio requires"), "{case}: {found}");
+                        full.push("--deny-warnings");
+                        let denied = rdmagen(&full);
+                        assert_eq!(denied.status.code(), Some(1), "{case}");
+                        assert!(
+                            denied.stdout.is_empty(),
+                            "{case}: printed despite --deny-warnings"
+                        );
+                        warned.push(case);
+                    }
+                    checked += 1;
+                }
             }
         }
     }
+    assert_eq!(checked, 2 * 3 * 4 * platforms.len());
+    // Only the runtime set on AIStudio, in every family and form.
+    assert_eq!(warned.len(), 2 * 4, "{warned:?}");
+    assert!(
+        warned
+            .iter()
+            .all(|c| c.starts_with("aistudio ") && c.contains(" runtime "))
+    );
+
+    // What `render` wrote: each job's Dockerfile, on its manifest's platform.
+    let golden = root().join("golden");
+    let files = tree(&golden);
+    let mut rendered = 0;
+    for (path, bytes) in &files {
+        let Some(job) = path.strip_suffix("/Dockerfile") else {
+            continue;
+        };
+        let platform = files
+            .iter()
+            .filter(|(p, _)| p.starts_with(&format!("{job}/")) && p.ends_with(".yaml"))
+            .find_map(|(_, b)| {
+                text(b).lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("rdmagen.io/platform: ")
+                        .map(str::to_owned)
+                })
+            })
+            .unwrap_or_else(|| panic!("golden/{job}: no manifest names its platform"));
+        let (code, found) = image_check_on(&text(bytes), &platform);
+        assert_eq!(
+            (code, found.as_str()),
+            (0, ""),
+            "golden/{path} on {platform}"
+        );
+        rendered += 1;
+    }
+    assert!(
+        rendered >= 3,
+        "only {rendered} rendered Dockerfiles in golden/"
+    );
+    // And the kept outputs of `rdmagen dockerfile` (written for no platform: generic).
+    for (file, _) in CASES {
+        let body = std::fs::read_to_string(golden.join("dockerfile").join(file)).unwrap();
+        assert_eq!(
+            image_check_on(&body, "generic"),
+            (0, String::new()),
+            "{file}"
+        );
+    }
+}
+
+/// A job on an AIStudio pool whose imageBuild asks for the runtime set gets RDG081 at
+/// `imageBuild.set` from render, the warning image-check gives its Dockerfile.
+#[test]
+fn an_aistudio_job_with_the_runtime_set_is_told_it_lacks_seed_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = std::fs::read_to_string(root().join("examples/aistudio-ib-8gpu/job.yaml"));
+    let Ok(job) = job else {
+        panic!("examples/aistudio-ib-8gpu/job.yaml is the AIStudio example with imageBuild");
+    };
+    let asked = r#"imageBuild: {base: "nvcr.io/nvidia/pytorch:24.10-py3"}"#;
+    assert!(job.contains(asked), "{job}");
+    let edited = job.replacen(
+        asked,
+        r#"imageBuild: {base: "nvcr.io/nvidia/pytorch:24.10-py3", set: runtime}"#,
+        1,
+    );
+    for entry in std::fs::read_dir(root().join("examples/aistudio-ib-8gpu")).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        let body = if name == "job.yaml" {
+            edited.clone()
+        } else {
+            std::fs::read_to_string(entry.path()).unwrap()
+        };
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let out = rdmagen(&[
+        "validate",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "brief",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a warning:\n{stdout}{}",
+        text(&out.stderr)
+    );
+    assert!(
+        stdout.contains("job.yaml:") && stdout.contains(": warning[RDG081]: the runtime set does not install infiniband-diags, perftest, which AIStudio requires in a custom image with RDMA"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("RDG081").count(), 1, "{stdout}");
 }
 
 #[test]

@@ -1310,3 +1310,60 @@ fn plot_draws_one_curve_per_log_with_labelled_axes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 29: a curve that falls after its plateau at the largest sizes gets a note,
+/// and the plateau is still what is judged. The table is constructed (no public
+/// thread shows the shape): 3 nodes' worth of all_reduce rows at 4x200G, flat at
+/// 93.8-96.2 GB/s from 128 MiB to 2 GiB, then 88.1 and 79.4 GB/s at 4 and 8 GiB.
+#[test]
+fn a_curve_that_falls_after_its_plateau_gets_a_note() {
+    let rows = "\
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   134217728      33554432     float     sum      -1   2742.5   48.94   93.80      0   2742.5   48.94   93.80      0
+   268435456      67108864     float     sum      -1   5375.6   49.94   95.71      0   5375.6   49.94   95.71      0
+   536870912     134217728     float     sum      -1  10696.5   50.19   96.20      0  10696.5   50.19   96.20      0
+  1073741824     268435456     float     sum      -1  21451.0   50.06   95.94      0  21451.0   50.06   95.94      0
+  2147483648     536870912     float     sum      -1  43045.5   49.89   95.62      0  43045.5   49.89   95.62      0
+  4294967296    1073741824     float     sum      -1  93439.5   45.97   88.10      0  93439.5   45.97   88.10      0
+  8589934592    2147483648     float     sum      -1 207277.4   41.44   79.43      0 207277.4   41.44   79.43      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 92.9714
+";
+    let (code, doc) = synthetic(
+        &[("falling.txt", rows)],
+        &["--pools", "POOLS", "--pool", "a100-hdr-4x200"],
+    );
+    assert_eq!(code, 0, "{doc:#}");
+    let b = &doc["bandwidth"];
+    assert_eq!(
+        (b["value"].as_f64(), b["health"].as_str()),
+        (Some(96.2), Some("healthy")),
+        "the plateau is judged, not the fall: {doc:#}"
+    );
+    let falls: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.contains("falls after its plateau"))
+        .collect();
+    assert_eq!(
+        falls,
+        [
+            "the bus bandwidth falls after its plateau (96.20 GB/s at most, 134217728 to 2147483648 bytes): 79.43 GB/s at 8589934592 bytes, 17% lower. A healthy sweep holds its plateau to the largest size; a fall there comes under sustained load: congestion (PFC pauses or ECN marks on RoCE, a shared uplink) or the tuner changing algorithm or protocol at that size (run again with NCCL_ALGO and NCCL_PROTO fixed to compare). The plateau is what is judged"
+        ],
+        "{doc:#}"
+    );
+    // A curve flat to its largest size (nccl-tests#119's tail, 01's 8 GiB) gets none.
+    for file in ["05-", "01-"] {
+        let (_, doc) = table(file, None);
+        let notes = doc["notes"].as_array().unwrap();
+        assert!(
+            notes
+                .iter()
+                .all(|n| !n.as_str().unwrap().contains("falls after")),
+            "{file}: {notes:#?}"
+        );
+    }
+}
