@@ -12,6 +12,7 @@ pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod rule_page;
 pub mod sarif;
 
 use std::io::{self, Write};

@@ -35,6 +35,7 @@ mod pipes;
 mod pod_fields;
 mod pod_template;
 mod pre_commit;
+mod quiet;
 mod preflight;
 mod quick_schema;
 mod readme_install;
