@@ -43,6 +43,7 @@ mod real_clusters;
 mod render_options;
 mod resource_limits;
 mod rule_config;
+mod rule_docs;
 mod rules;
 mod schemas;
 mod seed_fidelity;
