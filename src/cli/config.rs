@@ -260,7 +260,10 @@ pub fn schema() -> String {
 fn levels_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let levels = serde_json::json!({ "enum": Level::NAMES });
     let mut known = serde_json::Map::new();
-    for rule in crate::diagnostics::rule::CATALOGUE.iter().filter(|r| !r.syntax) {
+    for rule in crate::diagnostics::rule::CATALOGUE
+        .iter()
+        .filter(|r| !r.syntax)
+    {
         known.insert(
             rule.id.to_owned(),
             serde_json::json!({ "description": rule.summary, "enum": Level::NAMES }),

@@ -98,8 +98,7 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
     Explain(rules::ExplainArgs),
-    /// Print the JSON Schema of an input kind (job, pool, inputs: both), of rendered
-    /// PyTorchJobs, of nccl-log's JSON, or of the configuration file.
+    /// Print the JSON Schema of an input kind (job, pool, inputs: both), of rendered PyTorchJobs, of what nccl-log --format json writes, or of the configuration file.
     Schema(schema::SchemaArgs),
     /// Print a Dockerfile snippet that installs and verifies the RDMA user space.
     Dockerfile(dockerfile::DockerfileArgs),

@@ -159,5 +159,8 @@ fn rule_levels() -> Vec<PossibleValue> {
             .flat_map(|r| Level::NAMES.iter().map(move |l| format!("{}={l}", r.id)))
             .collect()
     });
-    pairs.iter().map(|p| PossibleValue::new(p.as_str())).collect()
+    pairs
+        .iter()
+        .map(|p| PossibleValue::new(p.as_str()))
+        .collect()
 }

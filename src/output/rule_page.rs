@@ -93,7 +93,11 @@ pub fn index(rules: &[RuleInfo]) -> String {
         let n = rules.iter().filter(|r| r.severity == s).count();
         format!("{n} {s}")
     });
-    index.push_str(&format!("\n{} rules: {}.\n", rules.len(), counts.join(", ")));
+    index.push_str(&format!(
+        "\n{} rules: {}.\n",
+        rules.len(),
+        counts.join(", ")
+    ));
     index
 }
 
@@ -153,11 +157,7 @@ fn block(snippet: &Snippet<'_>) -> String {
 /// `text` in a code fence longer than any run of backticks in it, so no line of a
 /// fixture can close the fence.
 fn fenced(language: &str, text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let mut out = format!("{fence}{language}\n{text}");
     if !text.ends_with('\n') {

@@ -317,7 +317,11 @@ fn bash_completes_rule_ids() {
         ["RDG013=warning"]
     );
     // RDG001 (the file is not YAML) cannot be turned off, so it is not offered.
-    assert!(bash_complete("rdmagen lint --disable RDG00").iter().all(|id| id != "RDG001"));
+    assert!(
+        bash_complete("rdmagen lint --disable RDG00")
+            .iter()
+            .all(|id| id != "RDG001")
+    );
 }
 
 #[test]
@@ -347,7 +351,10 @@ fn fish_completes_rule_ids_with_their_summaries() {
         .collect();
     assert_eq!(complete("rdmagen explain RDG02"), expected);
     let offered = complete("rdmagen lint --disable RDG02");
-    let ids: Vec<&str> = offered.iter().map(|l| l.split('\t').next().unwrap()).collect();
+    let ids: Vec<&str> = offered
+        .iter()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
     assert_eq!(ids, ids_starting("RDG02", true));
     assert_eq!(
         complete("rdmagen render x.yaml --severity RDG013=w"),
@@ -364,7 +371,11 @@ fn zsh_completes_rule_ids() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("_rdmagen"), stdout_of(&["completions", "zsh"])).unwrap();
+    std::fs::write(
+        dir.path().join("_rdmagen"),
+        stdout_of(&["completions", "zsh"]),
+    )
+    .unwrap();
     let complete = |line: &str| -> Vec<String> {
         // compadd is wrapped so that every candidate it adds (the calls that only
         // filter into an array, -O, -A and -D, aside) is also written to a file.

@@ -143,8 +143,13 @@ fn sarif_results_point_at_their_rule_and_their_file() {
     // Every page a helpUri names is committed.
     for rule in rules {
         let uri = rule["helpUri"].as_str().unwrap();
-        let path = uri.strip_prefix(&format!("{repository}/blob/main/")).unwrap();
-        assert!(crate::support::root().join(path).is_file(), "{uri}: no such page");
+        let path = uri
+            .strip_prefix(&format!("{repository}/blob/main/"))
+            .unwrap();
+        assert!(
+            crate::support::root().join(path).is_file(),
+            "{uri}: no such page"
+        );
     }
     let result = &log["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], "RDG007");

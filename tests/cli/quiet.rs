@@ -29,24 +29,33 @@ fn only_the_summary_goes(args: &[&str], summary: &str) {
 
 #[test]
 fn quiet_lint_drops_the_summary_and_keeps_findings() {
-    // Findings (exit 1) and a clean file (exit 0).
+    // A file with findings (a warning and infos) and a clean tree (rdmagen's own output).
     only_the_summary_goes(&["lint", "tests/rules/RDG031.yaml"], "linted");
-    only_the_summary_goes(&["lint", "tests/rules/RDG031.ok.yaml"], "linted");
-    let (_, quiet) = loud_and_quiet(&["lint", "tests/rules/RDG031.ok.yaml"]);
+    only_the_summary_goes(&["lint", "golden/aistudio-ib-8gpu"], "linted");
+    let (_, quiet) = loud_and_quiet(&["lint", "golden/aistudio-ib-8gpu"]);
     assert_eq!(quiet.status.code(), Some(0));
-    assert_eq!(text(&quiet.stdout), "", "a clean lint under -q says nothing");
+    assert_eq!(
+        text(&quiet.stdout),
+        "",
+        "a clean lint under -q says nothing"
+    );
     assert_eq!(text(&quiet.stderr), "");
     // An error that ends the run is still said.
     let quiet = rdmagen(&["--quiet", "lint", "tests/nothing-here.yaml"]);
     assert_eq!(quiet.status.code(), Some(2));
-    assert!(text(&quiet.stderr).starts_with("error: "), "{}", text(&quiet.stderr));
+    assert!(
+        text(&quiet.stderr).starts_with("error: "),
+        "{}",
+        text(&quiet.stderr)
+    );
 }
 
 #[test]
 fn quiet_validate_drops_the_summary_and_keeps_findings() {
     only_the_summary_goes(&["validate", "tests/rules/RDG020.yaml"], "checked:");
     only_the_summary_goes(&["validate", "examples/aistudio-ib-8gpu"], "checked:");
-    let (loud, quiet) = loud_and_quiet(&["validate", "tests/rules/RDG020.yaml", "--format", "brief"]);
+    let (loud, quiet) =
+        loud_and_quiet(&["validate", "tests/rules/RDG020.yaml", "--format", "brief"]);
     assert_eq!(quiet.status.code(), Some(1));
     assert!(text(&loud.stdout).contains("RDG020"));
 }
@@ -58,7 +67,11 @@ fn quiet_render_drops_what_was_written_and_keeps_findings() {
     assert_eq!(quiet.status.code(), loud.status.code());
     assert_eq!(text(&quiet.stdout), text(&loud.stdout));
     assert_eq!(text(&quiet.stderr), text(&loud.stderr));
-    assert!(text(&quiet.stderr).contains("RDG013"), "{}", text(&quiet.stderr));
+    assert!(
+        text(&quiet.stderr).contains("RDG013"),
+        "{}",
+        text(&quiet.stderr)
+    );
     // Into a directory: the same files, without `... rendered to DIR: ...`.
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (a_out, b_out) = (a.path().join("out"), b.path().join("out"));
@@ -68,7 +81,10 @@ fn quiet_render_drops_what_was_written_and_keeps_findings() {
     assert_eq!(quiet.status.code(), Some(0));
     assert_eq!(loud.status.code(), Some(0));
     let loud_err = text(&loud.stderr);
-    let summary: Vec<&str> = loud_err.lines().filter(|l| l.contains(" rendered to ")).collect();
+    let summary: Vec<&str> = loud_err
+        .lines()
+        .filter(|l| l.contains(" rendered to "))
+        .collect();
     assert_eq!(summary.len(), 1, "{loud_err}");
     let kept: String = loud_err
         .lines()

@@ -91,10 +91,19 @@ fn rule_docs_are_one_fresh_page_per_rule() {
     }
     let committed = committed();
     let bless = "rewrite them with `RDMAGEN_BLESS=1 cargo test --locked --test cli rule_docs`";
-    let missing: Vec<&String> = pages.keys().filter(|n| !committed.contains_key(*n)).collect();
+    let missing: Vec<&String> = pages
+        .keys()
+        .filter(|n| !committed.contains_key(*n))
+        .collect();
     assert!(missing.is_empty(), "docs/rules/ lacks {missing:?}; {bless}");
-    let extra: Vec<&String> = committed.keys().filter(|n| !pages.contains_key(*n)).collect();
-    assert!(extra.is_empty(), "docs/rules/{extra:?} belong to no rule; {bless}");
+    let extra: Vec<&String> = committed
+        .keys()
+        .filter(|n| !pages.contains_key(*n))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "docs/rules/{extra:?} belong to no rule; {bless}"
+    );
     let stale: Vec<&String> = pages
         .iter()
         .filter(|(name, text)| committed[*name] != **text)
