@@ -172,31 +172,143 @@ fn search() -> Result<Option<(PathBuf, String)>, (PathBuf, std::io::Error)> {
 
 /// The file as written: its shape, read by serde from the located tree the inputs
 /// are read from, unknown keys refused. What the values mean is checked after, by
-/// [`Checker`], so that every problem in the file is reported at once.
-#[derive(Deserialize, Default)]
+/// [`Checker`], so that every problem in the file is reported at once. The same
+/// declaration is the file's JSON Schema ([`schema`]), each field's schema written
+/// beside it, so that the schema names exactly the keys the reader takes.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(
     deny_unknown_fields,
     rename_all = "camelCase",
     expecting = "a mapping of rules, overrides, minSeverity, pools, output and format"
 )]
+#[schemars(
+    title = "rdmagen configuration",
+    description = "The configuration file `.rdmagen.yaml` (or `.rdmagen.yml`): rule levels, per-path overrides, and defaults for --min-severity, --pools, -o and --format. Flags given on the command line win."
+)]
 struct FileShape {
+    /// A level per rule: off, info, warning or error (IDs in any case).
+    #[serde(default)]
+    #[schemars(schema_with = "levels_schema")]
     rules: Option<Located<Entries>>,
+    /// Levels for the paths a glob matches; the last match wins.
+    #[serde(default)]
+    #[schemars(with = "Vec<OverrideShape>")]
     overrides: Option<Located<Vec<Located<OverrideShape>>>>,
+    /// Report nothing below this severity (default: info).
+    #[serde(default)]
+    #[schemars(schema_with = "severity_schema")]
     min_severity: Option<Located<String>>,
+    /// The default --pools: a path or a list of paths, relative to this file's
+    /// directory and inside it.
+    #[serde(default)]
+    #[schemars(schema_with = "texts_schema")]
     pools: Option<Located<Texts>>,
+    /// The -o of render --check, --bless and --write: a directory relative to this
+    /// file's directory and inside it.
+    #[serde(default)]
+    #[schemars(with = "String")]
     output: Option<Located<String>>,
+    /// The default --format.
+    #[serde(default)]
+    #[schemars(schema_with = "format_schema")]
     format: Option<Located<String>>,
 }
 
 /// `{files: GLOB or [GLOB...], rules: {...}}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(
     deny_unknown_fields,
     expecting = "an override: a mapping of `files` and `rules`"
 )]
 struct OverrideShape {
+    /// The glob patterns the override applies to, relative to this file's directory
+    /// (`*` within a directory, `**` across any number).
+    #[schemars(schema_with = "texts_schema")]
     files: Option<Located<Texts>>,
+    /// A level per rule for those paths.
+    #[schemars(schema_with = "levels_schema")]
     rules: Option<Located<Entries>>,
+}
+
+/// The address of the committed schema on the main branch, its `$id`.
+pub fn schema_id() -> String {
+    format!(
+        "{}/raw/main/schemas/config.schema.json",
+        env!("CARGO_PKG_REPOSITORY")
+    )
+}
+
+/// The configuration file's JSON Schema (draft-07, the draft yaml-language-server
+/// reads), as `rdmagen schema config` prints it and schemas/config.schema.json holds.
+pub fn schema() -> String {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let root = generator.into_root_schema_for::<FileShape>();
+    let mut schema = serde_json::Map::new();
+    let body = serde_json::to_value(root).expect("schemas serialise");
+    schema.insert("$schema".to_owned(), body["$schema"].clone());
+    schema.insert("$id".to_owned(), serde_json::json!(schema_id()));
+    if let serde_json::Value::Object(rest) = body {
+        schema.extend(rest.into_iter().filter(|(k, _)| k != "$schema"));
+    }
+    let mut text = serde_json::to_string_pretty(&schema).expect("schemas serialise");
+    text.push('\n');
+    text
+}
+
+/// `rules:`: every rule the file may set, with its summary for an editor to show; an
+/// ID in another case is read too, and a rule of a file that cannot be read never is.
+fn levels_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let levels = serde_json::json!({ "enum": Level::NAMES });
+    let mut known = serde_json::Map::new();
+    for rule in crate::diagnostics::rule::CATALOGUE
+        .iter()
+        .filter(|r| !r.syntax)
+    {
+        known.insert(
+            rule.id.to_owned(),
+            serde_json::json!({ "description": rule.summary, "enum": Level::NAMES }),
+        );
+    }
+    let fixed: Vec<&str> = crate::diagnostics::rule::CATALOGUE
+        .iter()
+        .filter(|r| r.syntax)
+        .map(|r| r.id)
+        .collect();
+    schemars::json_schema!({
+        "type": ["object", "null"],
+        "properties": known,
+        "propertyNames": {
+            "pattern": "^[Rr][Dd][Gg][0-9]{3}$",
+            "not": { "enum": fixed },
+        },
+        "additionalProperties": levels,
+    })
+}
+
+fn severity_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "enum": ["info", "warning", "error"] })
+}
+
+/// One text or a list of texts, as [`Texts`] reads them.
+fn texts_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "type": "string" } },
+        ],
+    })
+}
+
+fn format_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "enum": format_names() })
+}
+
+/// The names `format:` takes, as `--format` does.
+fn format_names() -> Vec<String> {
+    Format::value_variants()
+        .iter()
+        .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
+        .collect()
 }
 
 /// A mapping of texts to texts (rule IDs to levels), in file order, each with its
@@ -585,10 +697,7 @@ impl Checker<'_> {
                 origin: self.origin(word),
             }),
             Err(_) => {
-                let names: Vec<String> = Format::value_variants()
-                    .iter()
-                    .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
-                    .collect();
+                let names = format_names();
                 let at = self.at_value(word);
                 let message = format!(
                     "`{}` is not a format: write one of {}",

@@ -215,7 +215,7 @@ pub fn run(args: &DetectArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
             )
         });
         write_topology(io, &obs, draft.as_ref())?;
-        writeln!(io.err, "detected {what}: {}", summary(&findings)).map_err(stderr)?;
+        writeln!(io.notes(), "detected {what}: {}", summary(&findings)).map_err(stderr)?;
     }
     let printed = pool.as_ref().is_some_and(|t| !t.is_empty());
     if let Some(text) = pool.filter(|t| !t.is_empty()) {

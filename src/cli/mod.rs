@@ -71,6 +71,11 @@ pub struct Cli {
         help_heading = "Configuration"
     )]
     pub no_config: bool,
+    /// Print no summary or progress lines on stderr (`3 job(s) checked: ...`,
+    /// `rendered to DIR: ...`, waiting for a lock); findings, errors, warnings and the
+    /// exit status are the same.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,7 +102,7 @@ pub enum Command {
     Rules(rules::RulesArgs),
     /// Explain one rule: what it checks, why, and where the fact comes from.
     Explain(rules::ExplainArgs),
-    /// Print the JSON Schema of an input kind (job, pool, inputs: both) or of rendered PyTorchJobs.
+    /// Print the JSON Schema of an input kind (job, pool, inputs: both), of rendered PyTorchJobs, of what nccl-log --format json writes, or of the configuration file.
     Schema(schema::SchemaArgs),
     /// Print a Dockerfile snippet that installs and verifies the RDMA user space.
     Dockerfile(dockerfile::DockerfileArgs),
@@ -178,6 +183,8 @@ pub fn run(
         out: &mut out,
         err: &mut err,
         terminal,
+        quiet: false,
+        sink: std::io::sink(),
     };
     let mut args = args.into_iter().peekable();
     let parsed = Cli::command()
@@ -195,6 +202,7 @@ pub fn run(
             let format = cli.command.output_args().map(|print| print.format);
             inert(&cli.command, format);
             crate::files::set_max_file_size(cli.max_file_size);
+            io.quiet = cli.quiet;
             let globals = settings::Globals {
                 config: cli.config.as_deref(),
                 no_config: cli.no_config,
@@ -231,6 +239,8 @@ pub fn run(
                 out: &mut out,
                 err: &mut err,
                 terminal,
+                quiet: false,
+                sink: std::io::sink(),
             };
             exit::tell(Ended::Ran(Err(stdout(e))), &mut io, None)
         }
@@ -420,6 +430,21 @@ pub struct Streams<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,
     pub terminal: Terminal,
+    /// `--quiet`: summary and progress lines go nowhere.
+    pub quiet: bool,
+    sink: std::io::Sink,
+}
+
+impl Streams<'_> {
+    /// Where a summary or progress line goes: stderr, or nowhere under `--quiet`.
+    /// Findings, errors and warnings are written to `err` itself.
+    pub fn notes(&mut self) -> &mut dyn Write {
+        if self.quiet {
+            &mut self.sink
+        } else {
+            &mut *self.err
+        }
+    }
 }
 
 /// A write to stdout that failed, as the error that ends the command.

@@ -216,7 +216,7 @@ fn present(
             output::findings(io.out, findings, sources, args.format, color).map_err(stdout)?;
             write!(io.out, "{}", human(verdict)).map_err(stdout)?;
             writeln!(
-                io.err,
+                io.notes(),
                 "{} file(s), {} lines read: {}",
                 verdict.input.files,
                 verdict.input.lines,

@@ -32,7 +32,7 @@ pub fn findings_as_product(
                 summary.push_str(&hidden);
             }
         }
-        writeln!(io.err, "{what}: {}", printable(&summary)).map_err(stderr)?;
+        writeln!(io.notes(), "{what}: {}", printable(&summary)).map_err(stderr)?;
     }
     exit::verdict(findings, args, "", false)
 }
@@ -74,7 +74,7 @@ pub fn comparison(
     let color = args.color.colored(io.terminal.stdout);
     output::comparison(io.out, cmp, labels, args.format, semantic, color).map_err(stdout)?;
     if cmp.is_clean() {
-        writeln!(io.err, "{}", cmp.summary()).map_err(stderr)?;
+        writeln!(io.notes(), "{}", cmp.summary()).map_err(stderr)?;
         Ok(())
     } else {
         Err(Error::Differences {

@@ -137,14 +137,14 @@ pub fn run(args: &RenderArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
     let mode = args.mode(s.terminal.ci);
     match mode {
         Mode::Write => {
-            let writer = waiting(args.no_wait, io.err, |w| {
+            let writer = waiting(args.no_wait, io.notes(), |w| {
                 OutputWriter::open(dir, w, args.force)
             })?;
             let outcome = pipeline::run_with(&request, &writer, args.explain)?;
             finish_findings(args, s, &outcome, io, mode)?;
             let written = writer.commit(false)?;
             writeln!(
-                io.err,
+                io.notes(),
                 "{} rendered to {}: {} created, {} updated, {} unchanged",
                 outcome.counted(),
                 shown(dir),
@@ -167,14 +167,14 @@ pub fn run(args: &RenderArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
                     )));
                 }
                 writeln!(
-                    io.err,
+                    io.notes(),
                     "CI is set: comparing with {} instead of writing (pass --write or --bless to write)",
                     shown(dir)
                 )
                 .map_err(stderr)?;
             }
             // Held until the comparison ends: no writer swaps the tree meanwhile.
-            let held = waiting(args.no_wait, io.err, |w| {
+            let held = waiting(args.no_wait, io.notes(), |w| {
                 OutputDir::open(dir, Access::Shared, false, w)
             })?;
             let old = match &held {
@@ -191,7 +191,9 @@ pub fn run(args: &RenderArgs, s: &super::Settings, io: &mut Streams<'_>) -> Resu
             present::comparison(io, &cmp, &labels, &s.print, args.semantic)
         }
         Mode::Bless => {
-            let blessing = waiting(args.no_wait, io.err, |w| Blessing::new(dir, w, args.force))?;
+            let blessing = waiting(args.no_wait, io.notes(), |w| {
+                Blessing::new(dir, w, args.force)
+            })?;
             let outcome = pipeline::run_with(&request, &blessing, args.explain)?;
             finish_findings(args, s, &outcome, io, mode)?;
             let blessed = blessing.finish(args.prune)?;
@@ -327,7 +329,7 @@ fn print_blessed(
             }
             Status::Same => continue,
         };
-        writeln!(io.err, "{what}: {}", shown(&dir.join(&f.path))).map_err(stderr)?;
+        writeln!(io.notes(), "{what}: {}", shown(&dir.join(&f.path))).map_err(stderr)?;
     }
     let stale = if prune {
         format!("{} deleted, {kept} stale kept", w.pruned.len())
@@ -335,7 +337,7 @@ fn print_blessed(
         format!("{kept} stale")
     };
     writeln!(
-        io.err,
+        io.notes(),
         "blessed {}: {} created, {} updated, {} unchanged, {stale}",
         shown(dir),
         w.created,

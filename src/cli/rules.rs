@@ -2,6 +2,7 @@
 
 use clap::Args;
 
+use super::rule_args::{Offering, rule_ids};
 use super::{Streams, stdout};
 use crate::diagnostics::escape::printable;
 use crate::diagnostics::rule::{CATALOGUE, RuleInfo};
@@ -29,7 +30,7 @@ pub enum RulesFormat {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A rule ID such as RDG020.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", value_parser = Offering::new(clap::builder::StringValueParser::new(), rule_ids), hide_possible_values = true)]
     pub id: String,
 }
 
@@ -83,8 +84,13 @@ pub fn explain(args: &ExplainArgs, io: &mut Streams<'_>) -> Result<(), Error> {
     };
     writeln!(
         io.out,
-        "{} ({}): {}\n\n{}\n\nSource: {}",
-        rule.id, rule.severity, rule.summary, rule.explanation, rule.source
+        "{} ({}): {}\n\n{}\n\nSource: {}\nPage: {}",
+        rule.id,
+        rule.severity,
+        rule.summary,
+        rule.explanation,
+        rule.source,
+        crate::output::rule_page::page_uri(rule.id)
     )
     .map_err(stdout)
 }

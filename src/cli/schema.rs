@@ -19,6 +19,8 @@ pub enum Which {
     Pytorchjob,
     /// The document `nccl-log --format json` writes.
     NcclLog,
+    /// The configuration file, `.rdmagen.yaml` or `.rdmagen.yml`.
+    Config,
 }
 
 #[derive(Debug, Args)]
@@ -34,6 +36,7 @@ pub fn run(args: &SchemaArgs, io: &mut Streams<'_>) -> Result<(), Error> {
         Which::Inputs => pretty(Published::Inputs),
         Which::Pytorchjob => OUTPUT_SCHEMA.to_owned(),
         Which::NcclLog => crate::nccl_log::output_schema(),
+        Which::Config => super::config::schema(),
     };
     write!(io.out, "{text}").map_err(super::stdout)
 }

@@ -119,7 +119,7 @@ pub fn run(args: &SmokeTestArgs, s: &super::Settings, io: &mut Streams<'_>) -> R
         let jobs = collect.into_jobs();
         return write!(io.out, "{config_map}---\n{}", pipeline::stream(&jobs)).map_err(stdout);
     };
-    let writer = waiting(args.no_wait, io.err, |w| {
+    let writer = waiting(args.no_wait, io.notes(), |w| {
         OutputWriter::open(dir, w, args.force)
     })?;
     let outcome = pipeline::run_with(&request, &writer, true)?;
@@ -130,7 +130,7 @@ pub fn run(args: &SmokeTestArgs, s: &super::Settings, io: &mut Streams<'_>) -> R
     })?;
     let written = writer.commit(false)?;
     writeln!(
-        io.err,
+        io.notes(),
         "smoke test {} rendered to {}: {} created, {} updated, {} unchanged",
         smoke.name,
         shown(dir),

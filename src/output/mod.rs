@@ -13,6 +13,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod krm;
+pub mod rule_page;
 pub mod sarif;
 
 use std::io::{self, Write};

@@ -1,7 +1,8 @@
 //! SARIF 2.1.0, the format GitHub code scanning and most static-analysis dashboards
 //! read: one run, every catalogue rule as a `reportingDescriptor` (so `ruleIndex` is
 //! the rule's place in the catalogue, and a viewer can show any rule's help), one
-//! result per finding.
+//! result per finding. A rule's `helpUri` is its page (`docs/rules/RDGnnn.md`), and
+//! `properties.source` the upstream source of its fact.
 //!
 //! A finding without a file position (a check of a rendered object that was never
 //! placed in a file) has no `physicalLocation`: SARIF allows that. Its JSON Pointer,
@@ -71,8 +72,10 @@ fn rule(r: &RuleInfo) -> Value {
         "shortDescription": { "text": r.summary },
         "fullDescription": { "text": r.explanation },
         "help": { "text": format!("{}\n\nSource: {}", r.explanation, r.source) },
-        "helpUri": help_uri(r.source),
+        "helpUri": super::rule_page::page_uri(r.id),
         "defaultConfiguration": { "level": level(r.severity) },
+        // Where the fact comes from, beside rdmagen's page about the rule.
+        "properties": { "source": help_uri(r.source) },
     })
 }
 
@@ -212,7 +215,20 @@ mod tests {
     }
 
     #[test]
-    fn help_points_at_the_source() {
+    fn help_points_at_the_page_and_properties_at_the_source() {
+        let rule = rule(crate::diagnostics::Rule::IbTcSet.info());
+        assert_eq!(
+            rule["helpUri"],
+            format!("{REPOSITORY}/blob/main/docs/rules/RDG020.md")
+        );
+        assert_eq!(
+            rule["properties"]["source"],
+            format!("{REPOSITORY}/blob/main/docs/sources.md#seed-000-aistudio-rdma-network-page")
+        );
+    }
+
+    #[test]
+    fn sources_become_addresses() {
         assert_eq!(help_uri("https://x.org/a"), "https://x.org/a");
         assert_eq!(
             help_uri("docs/sources.md#capture-formats"),

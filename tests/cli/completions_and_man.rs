@@ -259,3 +259,173 @@ fn the_man_page_has_exit_status_environment_and_files() {
         assert!(done.status.success());
     }
 }
+
+/// The rule IDs whose summaries start with RDG02 and which `--disable` takes.
+fn ids_starting(prefix: &str, waivable_only: bool) -> Vec<&'static str> {
+    let mut ids: Vec<&str> = rdmagen::diagnostics::rule::CATALOGUE
+        .iter()
+        .filter(|r| r.id.starts_with(prefix) && !(waivable_only && r.syntax))
+        .map(|r| r.id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Whether `shell` runs here; CI installs bash, zsh and fish (.ci/run).
+fn shell_present(shell: &str) -> bool {
+    let found = Command::new(shell)
+        .args(["-c", "exit 0"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{shell} must be installed in CI (.ci/run)"
+        );
+        eprintln!("skipped: {shell} is not installed");
+    }
+    found
+}
+
+/// What bash offers after `words` (the last one being completed).
+fn bash_complete(words: &str) -> Vec<String> {
+    let out = bash_with_completions(&format!(
+        "COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+         COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; \
+         _rdmagen rdmagen \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+         printf '%s\\n' \"${{COMPREPLY[@]}}\""
+    ));
+    let mut offered: Vec<String> = out.lines().map(str::to_owned).collect();
+    offered.sort();
+    offered
+}
+
+#[test]
+fn bash_completes_rule_ids() {
+    if !shell_present("bash") {
+        return;
+    }
+    let rdg02 = ids_starting("RDG02", false);
+    assert!(rdg02.len() > 3, "{rdg02:?}");
+    assert_eq!(bash_complete("rdmagen explain RDG02"), rdg02);
+    assert_eq!(
+        bash_complete("rdmagen lint --disable RDG02"),
+        ids_starting("RDG02", true)
+    );
+    assert_eq!(
+        bash_complete("rdmagen validate x.yaml --severity RDG013=w"),
+        ["RDG013=warning"]
+    );
+    // RDG001 (the file is not YAML) cannot be turned off, so it is not offered.
+    assert!(
+        bash_complete("rdmagen lint --disable RDG00")
+            .iter()
+            .all(|id| id != "RDG001")
+    );
+}
+
+#[test]
+fn fish_completes_rule_ids_with_their_summaries() {
+    if !shell_present("fish") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("rdmagen.fish");
+    std::fs::write(&script, stdout_of(&["completions", "fish"])).unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        let out = Command::new("fish")
+            .args(["--no-config", "-c"])
+            .arg(format!("source $argv[1]; complete -C '{line}'"))
+            .arg(&script)
+            .output()
+            .expect("fish runs");
+        assert!(out.status.success(), "fish: {}", text(&out.stderr));
+        let mut lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+    let summary = |id: &str| rdmagen::diagnostics::RuleInfo::by_id(id).unwrap().summary;
+    let expected: Vec<String> = ids_starting("RDG02", false)
+        .into_iter()
+        .map(|id| format!("{id}\t{}", summary(id)))
+        .collect();
+    assert_eq!(complete("rdmagen explain RDG02"), expected);
+    let offered = complete("rdmagen lint --disable RDG02");
+    let ids: Vec<&str> = offered
+        .iter()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(ids, ids_starting("RDG02", true));
+    assert_eq!(
+        complete("rdmagen render x.yaml --severity RDG013=w"),
+        ["RDG013=warning"]
+    );
+}
+
+/// zsh completes only inside the line editor, so a pseudo-terminal (zsh's own zpty
+/// module) runs an interactive zsh with the script loaded and records what
+/// completion adds for each line.
+#[test]
+fn zsh_completes_rule_ids() {
+    if !shell_present("zsh") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("_rdmagen"),
+        stdout_of(&["completions", "zsh"]),
+    )
+    .unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        // compadd is wrapped so that every candidate it adds (the calls that only
+        // filter into an array, -O, -A and -D, aside) is also written to a file.
+        let driver = format!(
+            r#"zmodload zsh/zpty
+# Waits (at most 10 s) until the inner shell has made the file $1, reading what it
+# echoes meanwhile so that it never blocks on a full terminal.
+await() {{
+  for i in {{1..100}}; do
+    while zpty -r -t z echoed; do :; done
+    [[ -e $DIR/$1 ]] && return
+    sleep 0.1
+  done
+}}
+zpty z zsh -f -i
+zpty -w z 'fpath=("$DIR" $fpath); autoload -U compinit; compinit -u -D'
+zpty -w z 'compadd() {{ builtin compadd "$@"; if (( ! ${{@[(I)-[OAD]]}} )); then local -a o; builtin compadd -O o "$@"; print -rl -- "${{o[@]}}" >> "$DIR/offered"; fi }}'
+zpty -w z "bindkey '^I' complete-word"
+zpty -w z 'print > "$DIR/ready"'
+await ready
+# Typed ahead of a running completion, the next line would cut it short.
+zpty -n -w z '{line}'$'\t'
+await offered
+sleep 0.3
+zpty -w z $'\C-u''print > "$DIR/ended"'
+await ended
+zpty -d z
+"#
+        );
+        let out = Command::new("zsh")
+            .args(["-f", "-c", &driver])
+            .env("DIR", dir.path())
+            .output()
+            .expect("zsh runs");
+        assert!(out.status.success(), "zsh: {}", text(&out.stderr));
+        let offered = std::fs::read_to_string(dir.path().join("offered")).unwrap_or_default();
+        for made in ["offered", "ready", "ended"] {
+            let _ = std::fs::remove_file(dir.path().join(made));
+        }
+        let mut ids: Vec<String> = offered
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    let offered = complete("rdmagen explain RDG02");
+    assert_eq!(offered, ids_starting("RDG02", false), "{offered:?}");
+    let offered = complete("rdmagen lint --disable RDG02");
+    assert_eq!(offered, ids_starting("RDG02", true), "{offered:?}");
+}

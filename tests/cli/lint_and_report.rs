@@ -226,7 +226,10 @@ fn rules_lists_the_catalogue_and_explain_prints_one() {
         "{stdout}"
     );
     assert!(
-        stdout.ends_with("\nSource: docs/sources.md#seed-000-aistudio-rdma-network-page\n"),
+        stdout.ends_with(&format!(
+            "\nSource: docs/sources.md#seed-000-aistudio-rdma-network-page\nPage: {}/blob/main/docs/rules/RDG020.md\n",
+            env!("CARGO_PKG_REPOSITORY")
+        )),
         "{stdout}"
     );
     let out = rdmagen(&["explain", "RDG02"]);

@@ -122,20 +122,35 @@ fn sarif_results_point_at_their_rule_and_their_file() {
     assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(driver["informationUri"], env!("CARGO_PKG_REPOSITORY"));
     let rules = driver["rules"].as_array().unwrap();
+    // helpUri is the rule's page in this repository; the upstream fact stays in
+    // properties.source, as an address (a path here on the main branch).
+    let repository = env!("CARGO_PKG_REPOSITORY");
     let rdg007 = rules.iter().find(|r| r["id"] == "RDG007").unwrap();
     assert_eq!(
         rdg007["helpUri"],
+        format!("{repository}/blob/main/docs/rules/RDG007.md")
+    );
+    assert_eq!(
+        rdg007["properties"]["source"],
         "https://github.com/kubeflow/training-operator/blob/v1.9.0/pkg/webhooks/pytorch/pytorchjob_webhook.go"
     );
     assert_eq!(rdg007["defaultConfiguration"]["level"], "error");
     let rdg003 = rules.iter().find(|r| r["id"] == "RDG003").unwrap();
     assert_eq!(
-        rdg003["helpUri"],
-        format!(
-            "{}/blob/main/schemas/job.schema.json",
-            env!("CARGO_PKG_REPOSITORY")
-        )
+        rdg003["properties"]["source"],
+        format!("{repository}/blob/main/schemas/job.schema.json")
     );
+    // Every page a helpUri names is committed.
+    for rule in rules {
+        let uri = rule["helpUri"].as_str().unwrap();
+        let path = uri
+            .strip_prefix(&format!("{repository}/blob/main/"))
+            .unwrap();
+        assert!(
+            crate::support::root().join(path).is_file(),
+            "{uri}: no such page"
+        );
+    }
     let result = &log["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], "RDG007");
     let index = result["ruleIndex"].as_u64().unwrap() as usize;

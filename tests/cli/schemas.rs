@@ -312,3 +312,112 @@ fn nccl_log_output_schema_is_fresh_and_documents_every_field() {
     }
     assert!(checked >= 25, "{checked}");
 }
+
+/// schemas/config.schema.json is what `rdmagen schema config` prints.
+#[test]
+fn config_schema_is_committed_fresh() {
+    let out = crate::support::rdmagen(&["schema", "config"]);
+    assert_eq!(out.status.code(), Some(0));
+    let generated = crate::support::text(&out.stdout);
+    let path = root().join("schemas/config.schema.json");
+    if std::env::var_os("RDMAGEN_BLESS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "schemas/config.schema.json is stale; regenerate with `RDMAGEN_BLESS=1 cargo test --test cli schemas`"
+    );
+    let schema: Value = serde_json::from_str(&committed).unwrap();
+    assert!(jsonschema::meta::is_valid(&schema));
+    assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+    assert_eq!(
+        schema["$id"],
+        "https://github.com/rdmagen/rdmagen/raw/main/schemas/config.schema.json"
+    );
+}
+
+/// Every configuration the repository holds: the README's example, and each text the
+/// tests write as `.rdmagen.yaml`/`.rdmagen.yml` (a Rust string literal after the
+/// file's name), by where it came from.
+fn repository_configs() -> Vec<(String, String)> {
+    let mut configs = Vec::new();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, after) = readme
+        .split_once("takes these keys:\n\n```yaml\n")
+        .expect("README shows the configuration file's keys");
+    let example = after.split_once("```").unwrap().0;
+    configs.push(("README.md".to_owned(), example.to_owned()));
+    let literal = regex::Regex::new(r#""\.rdmagen\.ya?ml",\s*"((?:[^"\\]|\\.)*)""#).unwrap();
+    for entry in std::fs::read_dir(root().join("tests/cli")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).unwrap();
+        for (n, found) in literal.captures_iter(&source).enumerate() {
+            let text = found[1]
+                .replace("\\n", "\n")
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\");
+            configs.push((format!("{} #{n}", path.display()), text));
+        }
+    }
+    configs.sort();
+    configs
+}
+
+/// A configuration's text as rdmagen and yaml-language-server read it: YAML 1.2, in
+/// which `off` is a string (YAML 1.1 made it false).
+fn yaml_1_2(text: &str) -> Value {
+    use rdmagen::yaml::{tree::parse_documents, tree_value::to_value};
+    let docs = parse_documents(&std::sync::Arc::from(".rdmagen.yaml"), text).unwrap();
+    docs.first().map_or(Value::Null, |doc| to_value(&doc.root))
+}
+
+/// The schema accepts every configuration rdmagen accepts, and refuses an unknown
+/// key, level or format, and a rule that cannot be configured.
+#[test]
+fn config_schema_accepts_every_config_rdmagen_reads() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/config.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let (mut accepted, mut refused) = (0, 0);
+    for (from, text) in repository_configs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".rdmagen.yaml"), &text).unwrap();
+        let run = crate::support::rdmagen_in(dir.path(), &["config"]);
+        if run.status.code() != Some(0) {
+            refused += 1;
+            continue;
+        }
+        let doc = yaml_1_2(&text);
+        let problems = errors(&validator, &doc);
+        assert!(problems.is_empty(), "{from}: {text}\n{problems:?}");
+        accepted += 1;
+    }
+    // The README's example and the tests' valid files, besides those meant to fail.
+    assert!(
+        accepted >= 10 && refused >= 1,
+        "{accepted} accepted, {refused} refused"
+    );
+    for wrong in [
+        "rulez: {RDG020: off}\n",
+        "rules: {RDG020: of}\n",
+        "rules: {RDG001: off}\n",
+        "rules: {XYZ: off}\n",
+        "format: yaml\n",
+        "minSeverity: off\n",
+        "overrides:\n  - files: a/**\n    rules: {RDG020: off}\n    extra: 1\n",
+        "overrides:\n  - rules: {RDG020: off}\n",
+    ] {
+        let doc = yaml_1_2(wrong);
+        assert!(!errors(&validator, &doc).is_empty(), "accepted: {wrong}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".rdmagen.yaml"), wrong).unwrap();
+        let run = crate::support::rdmagen_in(dir.path(), &["config"]);
+        assert_eq!(run.status.code(), Some(2), "rdmagen reads {wrong}");
+    }
+}
