@@ -276,9 +276,7 @@ pub fn line_rate_label(
             .filter(|((d, _), _)| d == name)
             .filter_map(|(_, p)| p.rate.as_ref().map(|(r, _)| (*r, p.rate_from)))
             .collect();
-        let Some((rate, source)) = port_rates.first().copied() else {
-            return None;
-        };
+        let (rate, source) = port_rates.first().copied()?;
         rates.push(rate);
         if !from.contains(&source) {
             from.push(source);
