@@ -51,5 +51,14 @@ pub(super) fn written(finding: &Finding, rendered: &str, inputs: &[&Document]) -
     if text.is_empty() {
         return None;
     }
-    inputs.iter().find_map(|doc| doc.find_scalar(&text, keyed))
+    // A key under a mapping of the same name first (a nodeSelector key is written
+    // under the input's `nodeSelector:`, whatever label shares its text).
+    let under = keyed.then(|| segments[segments.len() - 2].as_str());
+    under
+        .and_then(|parent| {
+            inputs
+                .iter()
+                .find_map(|doc| doc.find_key_under(parent, &text))
+        })
+        .or_else(|| inputs.iter().find_map(|doc| doc.find_scalar(&text, keyed)))
 }

@@ -167,3 +167,31 @@ fn user_templates_replace_built_in_ones_and_are_verified() {
         text(&out.stderr)
     );
 }
+
+/// A finding on a rendered nodeSelector key points at the job's `nodeSelector:` entry,
+/// not at a label of the same text written earlier in the file (issue 26: a finding's
+/// location is the field it is about).
+#[test]
+fn a_rendered_node_selector_finding_points_at_the_node_selector_not_a_same_named_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: rdmagen/v1alpha1\nkind: Job\nmetadata:\n  name: j\n  labels:\n    \"bad key!\": v\nspec:\n  pool: p\n  image: img:1\n  nodes: 2\n  gpusPerNode: 8\n  script: t.py\n  nodeSelector:\n    \"bad key!\": v\n---\napiVersion: rdmagen/v1alpha1\nkind: Pool\nmetadata: {name: p}\nspec:\n  target: {operator: \"1.9\"}\n  gpu: {perNode: 8}\n  network: {fabric: roce, hcas: [mlx5_1], socketIfname: eth0, gidIndex: 3}\n",
+    )
+    .unwrap();
+    let out = rdmagen(&["validate", "--format", "brief", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.contains("RDG166")).collect();
+    assert!(!lines.is_empty(), "{stdout}");
+    for line in lines {
+        let at_selector = line.contains("in.yaml:14:5:");
+        let at_label = line.contains("in.yaml:6:5:");
+        if line.contains("/nodeSelector/") {
+            assert!(at_selector, "{line}");
+        } else {
+            assert!(at_label, "{line}");
+        }
+    }
+}

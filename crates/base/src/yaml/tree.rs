@@ -179,6 +179,37 @@ impl Document {
         None
     }
 
+    /// Where `key` is written as a key of a mapping that is itself the value of a key
+    /// `parent` (a label `key` under some `labels:`), first in document order.
+    pub fn find_key_under(&self, parent: &str, key: &str) -> Option<Location> {
+        // (node, the text of the key whose value it is); a stack, as in find_scalar.
+        let mut stack: Vec<(&Node, Option<&str>)> = vec![(&self.root, None)];
+        while let Some((node, under)) = stack.pop() {
+            match &node.kind {
+                NodeKind::Scalar { .. } => {}
+                NodeKind::Sequence(items) => stack.extend(items.iter().rev().map(|i| (i, None))),
+                NodeKind::Mapping(entries) => {
+                    for (k, _) in entries.iter() {
+                        if let NodeKind::Scalar { text, .. } = &k.kind
+                            && under == Some(parent)
+                            && text == key
+                        {
+                            return Some(self.location(k.line, k.column));
+                        }
+                    }
+                    stack.extend(entries.iter().rev().map(|(k, v)| {
+                        let name = match &k.kind {
+                            NodeKind::Scalar { text, .. } => Some(text.as_str()),
+                            _ => None,
+                        };
+                        (v, name)
+                    }));
+                }
+            }
+        }
+        None
+    }
+
     pub fn location(&self, line: usize, column: usize) -> Location {
         Location {
             file: self.file.clone(),
