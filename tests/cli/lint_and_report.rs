@@ -203,7 +203,7 @@ fn validate_checks_everything_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr)
-            .contains("53 job(s) and 11 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
+            .contains("55 job(s) and 12 runtime(s) checked: 0 errors, 2 warnings, 5 infos")
     );
     let bad = rdmagen(&["validate", "tests/bad/ib-tc.yaml", "--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));
