@@ -920,7 +920,7 @@ mod tests {
     fn findings_point_into_the_manifest() {
         let doc = job(
             serde_json::json!({"backoffLimit": 3}),
-            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i:1"}]}),
         );
         let found: Vec<_> = check(&doc, &ManifestFacts::default())
             .into_iter()
@@ -942,7 +942,7 @@ mod tests {
             "hostNetwork": true,
             "dnsPolicy": "ClusterFirstWithHostNet",
             "containers": [{
-                "name": "pytorch", "image": "i",
+                "name": "pytorch", "image": "i:1",
                 "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}],
                 "securityContext": {"privileged": true, "capabilities": {"add": ["IPC_LOCK"]}},
                 "volumeMounts": [{"name": "ib", "mountPath": "/dev/infiniband"}],
@@ -991,7 +991,7 @@ mod tests {
             serde_json::json!({
                 "securityContext": pod_sc,
                 "containers": [{
-                    "name": "pytorch", "image": "i", "securityContext": sc,
+                    "name": "pytorch", "image": "i:1", "securityContext": sc,
                     "resources": {"limits": {"rdma/hca": 1}},
                 }],
             })
@@ -1045,7 +1045,7 @@ mod tests {
     fn an_unreadable_multus_annotation_is_an_attachment_shape_error() {
         let mut doc = job(
             serde_json::json!({}),
-            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i:1"}]}),
         );
         let template = &mut doc["spec"]["pytorchReplicaSpecs"]["Master"]["template"];
         template["metadata"] =
@@ -1064,7 +1064,7 @@ mod tests {
         // --use_env: the script reads LOCAL_RANK, so RDG230 (the local-rank argument's
         // spelling) has nothing to say and only the nproc_per_node rules speak.
         let pod = serde_json::json!({"containers": [{
-            "name": "pytorch", "image": "i",
+            "name": "pytorch", "image": "i:1",
             "command": ["python", "-m", "torch.distributed.launch", "--use_env", "--nnodes", "$(WORLD_SIZE)", "t.py"],
         }]});
         let unset = job(serde_json::json!({}), pod.clone());
@@ -1095,7 +1095,7 @@ mod tests {
         let with = |command: Value| {
             job(
                 serde_json::json!({}),
-                serde_json::json!({"containers": [{"name": "pytorch", "image": "i", "command": command}]}),
+                serde_json::json!({"containers": [{"name": "pytorch", "image": "i:1", "command": command}]}),
             )
         };
         let bare = with(serde_json::json!(["torchrun", "train.py"]));
@@ -1121,7 +1121,7 @@ mod tests {
         // The API server and the Python SDK.
         let int = job(
             serde_json::json!({"nprocPerNode": 8}),
-            serde_json::json!({"containers": [{"name": "pytorch", "image": "i"}]}),
+            serde_json::json!({"containers": [{"name": "pytorch", "image": "i:1"}]}),
         );
         assert_eq!(
             rules(&int, &ManifestFacts::default()),

@@ -415,7 +415,7 @@ mod tests {
     /// An MPIJob of 2 workers × 8 slots and GPUs whose launcher's first container runs
     /// `command`/`args` with `env`, the worker's container having `worker_env`.
     fn job(launcher: Value, worker_env: Value, implementation: &str) -> Value {
-        let mut l = json!({"name": "launcher", "image": "i"});
+        let mut l = json!({"name": "launcher", "image": "i:1"});
         l.as_object_mut()
             .unwrap()
             .extend(launcher.as_object().unwrap().clone());
@@ -430,7 +430,7 @@ mod tests {
                     "Launcher": {"replicas": 1, "template": {"spec": {"containers": [l]}}},
                     "Worker": {"replicas": 2, "template": {"spec": {
                         "containers": [{
-                            "name": "worker", "image": "i", "env": worker_env,
+                            "name": "worker", "image": "i:1", "env": worker_env,
                             "resources": {"limits": {"nvidia.com/gpu": 8}},
                             "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
                         }],

@@ -858,7 +858,7 @@ mod tests {
                         // The pod opts out of Istio, as an RDMA pod should (RDG181), and
                         // pins NCCL's network (RDG198).
                         "spec": {"template": {"metadata": {"annotations": {crate::pod_network::ISTIO_INJECT: "false"}}, "spec": {
-                            "containers": [{"name": "node", "image": "img",
+                            "containers": [{"name": "node", "image": "img:1",
                                 "env": [{"name": "NCCL_NET", "value": "IB"}],
                                 "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 1}},
                                 "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
